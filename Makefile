@@ -1,0 +1,61 @@
+# make run   install into .venv and serve the companion on the LAN
+# make test  install the test tools too, lint, and run every test (Chromium included)
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMPS := $(VENV)/.stamps
+
+TRANSLATIONS := companion/translations
+CATALOGS := $(wildcard $(TRANSLATIONS)/*/LC_MESSAGES/messages.po)
+COMPILED := $(CATALOGS:.po=.mo)
+
+# Keep in step with HTMX_VERSION in companion/htmx.py (the browser tests catch a mismatch).
+HTMX_VERSION := 2.0.8
+VENDOR := tests/.vendor
+HTMX_FILE := $(VENDOR)/node_modules/htmx.org/dist/htmx.min.js
+
+.PHONY: run test lint format messages clean
+
+run: $(STAMPS)/install $(COMPILED)
+	$(BIN)/python -m companion.serve
+
+test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE)
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+lint: $(STAMPS)/install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMPS)/install-test
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+# Re-extract every translatable string, then merge them into each catalog; translate the
+# empty msgstr entries after. Keywords besides _/gettext/ngettext: N_ marks the rules'
+# message templates, NP_ their singular/plural pairs, _l lazy strings.
+messages: $(STAMPS)/install
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -k NP_:1,2 -k _l -o messages.pot . && $(BIN)/pybabel update -i messages.pot -d $(TRANSLATIONS)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Stamps: reinstall only when pyproject.toml changes, so repeat runs are quick.
+$(STAMPS)/install: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/install-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	mkdir -p $(STAMPS) && touch $@ $(STAMPS)/install
+
+$(COMPILED): %.mo: %.po | $(STAMPS)/install
+	$(BIN)/pybabel compile -d $(TRANSLATIONS)
+
+# The tests serve this copy in place of the CDN, which also proves the SRI hash.
+$(HTMX_FILE):
+	npm install --prefix $(VENDOR) --no-audit --no-fund htmx.org@$(HTMX_VERSION)
+
+clean:
+	rm -rf $(STAMPS) $(VENDOR) tests/.artifacts messages.pot $(COMPILED)

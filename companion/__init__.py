@@ -1,0 +1,161 @@
+"""The 6 nimmt! table companion: a Flask + htmx app for one household's games."""
+
+import os
+import secrets
+from pathlib import Path
+
+from flask import Flask, Response, render_template, request
+from flask_babel import get_locale
+from werkzeug.exceptions import HTTPException
+
+from companion.db import babel, csrf, db, migrate
+from companion.htmx import HTMX_CONFIG, HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
+from companion.i18n import LANGUAGES, select_locale
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+# Env vars whose names differ from the Flask config keys they set; read verbatim
+# because from_prefixed_env would parse an all-digit secret as a number.
+ENV_ALIASES = {
+    "COMPANION_DATABASE_URL": "SQLALCHEMY_DATABASE_URI",
+    "COMPANION_SECRET_KEY": "SECRET_KEY",
+}
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    """Create and configure the companion app."""
+    app = Flask(
+        __name__,
+        instance_path=str(PROJECT_ROOT / "instance"),
+        instance_relative_config=True,
+        template_folder=str(PROJECT_ROOT / "templates"),
+        static_folder=str(PROJECT_ROOT / "static"),
+    )
+    os.makedirs(app.instance_path, exist_ok=True)
+    configure(app, test_config)
+
+    db.init_app(app)
+    # Batch mode: SQLite cannot ALTER most things, Alembic copies the table instead.
+    migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
+    csrf.init_app(app)
+    babel.init_app(app, locale_selector=select_locale)
+
+    register_blueprints(app)
+    register_error_handlers(app)
+    app.after_request(add_security_headers)
+    app.context_processor(template_globals)
+    return app
+
+
+def configure(app: Flask, test_config: dict | None) -> None:
+    """Load defaults, then COMPANION_* env vars, then the test config; ensure a secret key."""
+    app.config.from_mapping(
+        SQLALCHEMY_DATABASE_URI=f"sqlite:///{Path(app.instance_path) / 'companion.sqlite'}",
+        SECRET_KEY_FILE=str(Path(app.instance_path) / "secret_key"),
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        MAX_CONTENT_LENGTH=64 * 1024,
+        HTMX_VERSION=HTMX_VERSION,
+        HTMX_URL=HTMX_URL,
+        HTMX_INTEGRITY=HTMX_INTEGRITY,
+    )
+    app.config.from_prefixed_env("COMPANION")
+    app.config.pop("DATABASE_URL", None)
+    for env_name, key in ENV_ALIASES.items():
+        if env_name in os.environ:
+            app.config[key] = os.environ[env_name]
+    if test_config is not None:
+        app.config.from_mapping(test_config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = load_or_create_secret_key(Path(app.config["SECRET_KEY_FILE"]))
+
+
+def load_or_create_secret_key(path: Path) -> str:
+    """Read the local secret key, generating it (mode 0600) on first start."""
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_hex(32)
+    # O_EXCL: two workers starting at once must not overwrite each other's key.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as file:
+        file.write(key + "\n")
+    return key
+
+
+def register_blueprints(app: Flask) -> None:
+    """Attach every feature blueprint."""
+    from companion import api, i18n, pages
+
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(i18n.bp)
+    app.register_blueprint(api.bp)
+    # The JSON API stores nothing and takes no cookies, so a forged request gains nothing.
+    csrf.exempt(api.bp)
+
+
+def wants_json() -> bool:
+    """True for JSON API paths, which answer errors in JSON."""
+    return request.path == "/api" or request.path.startswith("/api/")
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Render 404 and 500 as pages of the app, and every API error as JSON."""
+
+    @app.errorhandler(404)
+    def not_found(error: HTTPException):
+        """Page not found."""
+        if wants_json():
+            return {"error": error.name}, 404
+        return render_template("errors/404.html"), 404
+
+    @app.errorhandler(500)
+    def server_error(error: HTTPException):
+        """Unexpected failure; Flask has already logged the traceback."""
+        if wants_json():
+            return {"error": error.name}, 500
+        return render_template("errors/500.html"), 500
+
+    @app.errorhandler(HTTPException)
+    def other_http_error(error: HTTPException):
+        """Any other HTTP error: JSON for the API, Werkzeug's plain page elsewhere."""
+        if wants_json():
+            return {"error": error.name}, error.code
+        return error
+
+
+def add_security_headers(response: Response) -> Response:
+    """Set CSP and friends on every response, and Vary on pages htmx may fragment."""
+    response.headers["Content-Security-Policy"] = content_security_policy()
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    if response.mimetype == "text/html":
+        response.vary.add("HX-Request")
+    return response
+
+
+def content_security_policy() -> str:
+    """The CSP: our own files plus the one pinned htmx script, nothing inline."""
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src 'self' {HTMX_URL}",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+def template_globals() -> dict:
+    """Values every template needs: the language switch and the htmx settings."""
+    return {
+        "current_locale": str(get_locale() or "en"),
+        "languages": LANGUAGES,
+        "htmx_config": HTMX_CONFIG,
+    }

@@ -1,0 +1,45 @@
+"""htmx: where it is loaded from, how it is configured, and fragment rendering."""
+
+from flask import current_app, render_template, request
+
+# The one place the htmx version lives: base.html, the CSP and the browser tests read it.
+HTMX_VERSION = "2.0.8"
+HTMX_URL = f"https://unpkg.com/htmx.org@{HTMX_VERSION}/dist/htmx.min.js"
+# sha384 of the npm package's dist/htmx.min.js, so a tampered CDN copy is refused.
+HTMX_INTEGRITY = "sha384-/TgkGk7p307TH7EXJDuUlgG3Ce1UVolAOFopFekQkkXihi5u/6OCvVKyz1W+idaz"
+
+# Rendered into <meta name="htmx-config">. Indicator styles would be an inline <style>
+# (blocked by our CSP), and eval is never needed; 422 carries a form with its errors.
+HTMX_CONFIG = {
+    "includeIndicatorStyles": False,
+    "allowEval": False,
+    "responseHandling": [
+        {"code": "204", "swap": False},
+        {"code": "[23]..", "swap": True},
+        {"code": "422", "swap": True},
+        {"code": "[45]..", "swap": False, "error": True},
+        {"code": "...", "swap": False},
+    ],
+}
+
+
+def is_fragment_request() -> bool:
+    """True when htmx asks for a piece of a page rather than a whole one."""
+    headers = request.headers
+    # Boosted links and history restores swap the whole body, so they need the full page.
+    return (
+        headers.get("HX-Request") == "true"
+        and headers.get("HX-Boosted") != "true"
+        and headers.get("HX-History-Restore-Request") != "true"
+    )
+
+
+def render(template_name: str, block: str | None = None, **context) -> str:
+    """Render the full page, or only `block` when htmx asks for a fragment."""
+    if block is None or not is_fragment_request():
+        return render_template(template_name, **context)
+    template = current_app.jinja_env.get_template(template_name)
+    # A block runs without its template's top level, so a block's {% from ... import %}
+    # must sit inside the block. Context processors run as in render_template.
+    current_app.update_template_context(context)
+    return "".join(template.blocks[block](template.new_context(context)))

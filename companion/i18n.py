@@ -1,0 +1,47 @@
+"""Language choice: a cookie set by plain links, else the browser's preference."""
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, abort, has_request_context, redirect, request, url_for
+
+bp = Blueprint("i18n", __name__)
+
+# Shown in their own language, so a player can find theirs whatever the page shows.
+LANGUAGES = {"en": "English", "de": "Deutsch"}
+DEFAULT_LANGUAGE = "en"
+LANG_COOKIE = "lang"
+ONE_YEAR = 365 * 24 * 60 * 60
+
+
+def select_locale() -> str:
+    """Pick the UI language: the lang cookie, then Accept-Language, then English."""
+    if not has_request_context():  # CLI commands and background work
+        return DEFAULT_LANGUAGE
+    chosen = request.cookies.get(LANG_COOKIE)
+    if chosen in LANGUAGES:
+        return chosen
+    return request.accept_languages.best_match(list(LANGUAGES)) or DEFAULT_LANGUAGE
+
+
+def safe_next_url(target: str | None) -> str:
+    """Return target if it is a path on this site, else the home page (no open redirect)."""
+    home = url_for("pages.home")
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return home
+    # Browsers read "\" as "/" and drop tabs and newlines, so "/\evil.com" is "//evil.com".
+    if "\\" in target or any(ord(char) < 32 or ord(char) == 127 for char in target):
+        return home
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return home
+    return target
+
+
+@bp.get("/lang/<code>")
+def set_language(code: str):
+    """Remember the chosen language for a year and go back to where the player was."""
+    if code not in LANGUAGES:
+        abort(404)
+    response = redirect(safe_next_url(request.args.get("next")), code=303)
+    response.set_cookie(LANG_COOKIE, code, max_age=ONE_YEAR, httponly=True, samesite="Lax")
+    return response

@@ -1,0 +1,167 @@
+"""Fixtures: the app and its clients, a live server, and a phone-sized Chromium."""
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from waitress import create_server, wasyncore
+
+from companion import create_app
+from companion.db import db
+from companion.htmx import HTMX_URL
+
+TESTS = Path(__file__).resolve().parent
+HTMX_FILE = TESTS / ".vendor" / "node_modules" / "htmx.org" / "dist" / "htmx.min.js"
+ARTIFACTS = TESTS / ".artifacts"
+CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
+
+
+def testing_config(database: Path, **overrides) -> dict:
+    """A config for tests: its own SQLite file, a fixed secret, CSRF off unless asked."""
+    return {
+        "TESTING": True,
+        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{database}",
+        "SECRET_KEY": "test-secret-key",
+        "WTF_CSRF_ENABLED": False,
+        **overrides,
+    }
+
+
+def make_app(database: Path, **overrides):
+    """Create an app on a fresh database with every table in place."""
+    app = create_app(testing_config(database, **overrides))
+    with app.app_context():
+        db.create_all()
+    return app
+
+
+@pytest.fixture
+def app(request, tmp_path):
+    """The app on a fresh SQLite file; @pytest.mark.app_config(KEY=value) adds config."""
+    marker = request.node.get_closest_marker("app_config")
+    overrides = marker.kwargs if marker else {}
+    return make_app(tmp_path / "companion.sqlite", **overrides)
+
+
+@pytest.fixture
+def client(app):
+    """A test client for the app."""
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    """A runner for the app's CLI commands."""
+    return app.test_cli_runner()
+
+
+def require(condition: bool, message: str) -> None:
+    """Skip when a browser prerequisite is missing locally; fail in CI, where it must exist."""
+    if condition:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory) -> Iterator[str]:
+    """Serve a test app with waitress on a free port; yield its base URL."""
+    app = make_app(tmp_path_factory.mktemp("live") / "companion.sqlite")
+    server = create_server(app, host="127.0.0.1", port=0, threads=4)
+    thread = threading.Thread(target=server.run, name="live-server", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.effective_port}"
+    stop_server(server, thread)
+
+
+def stop_server(server, thread: threading.Thread) -> None:
+    """Stop waitress from inside its own loop, so no thread sees a socket vanish."""
+    server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+    thread.join(timeout=5)
+    server.task_dispatcher.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright."""
+    require(Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM} (set COMPANION_CHROMIUM)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+def serve_vendored_htmx(route) -> None:
+    """Answer the htmx CDN request with the npm copy; CORS so the SRI check can run."""
+    route.fulfill(
+        path=HTMX_FILE,
+        content_type="application/javascript",
+        headers={"Access-Control-Allow-Origin": "*"},
+    )
+
+
+def new_phone_context(browser, **options):
+    """A browser context the size of a phone, with htmx served offline."""
+    context = browser.new_context(**PHONE, **options)
+    context.route(HTMX_URL, serve_vendored_htmx)
+    return context
+
+
+@pytest.fixture
+def page(browser):
+    """A phone-sized page (390x844, touch) with JavaScript and htmx."""
+    require(HTMX_FILE.exists(), f"{HTMX_FILE} missing: run `make test` (npm install htmx.org)")
+    context = new_phone_context(browser)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def page_nojs(browser):
+    """A phone-sized page with JavaScript off: everything must still work."""
+    context = new_phone_context(browser, java_script_enabled=False)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def console_errors(page) -> list[str]:
+    """Console errors and uncaught exceptions of `page`, as "url: text" (CSP reports too)."""
+    errors: list[str] = []
+
+    def on_console(message) -> None:
+        if message.type == "error":
+            errors.append(f"{message.location.get('url', '')}: {message.text}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+    return errors
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """The ignored folder for screenshots."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

@@ -1,0 +1,349 @@
+"""The app shell: configuration, health, errors, headers, languages and fragments."""
+
+import json
+import logging.config
+import stat
+from html.parser import HTMLParser
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from flask_migrate import upgrade
+from sqlalchemy import inspect, text
+
+from companion import create_app
+from companion.db import db
+from companion.htmx import HTMX_INTEGRITY, HTMX_URL, render
+from companion.serve import parse_args, phone_url, print_qr
+
+CSP = (
+    "default-src 'self'; script-src 'self' https://unpkg.com/htmx.org@2.0.8/dist/htmx.min.js; "
+    "style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+
+
+class Tags(HTMLParser):
+    """Collects every start tag with its attributes."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def find(self, tag: str) -> list[dict]:
+        """Attributes of every `tag` element."""
+        return [attrs for name, attrs in self.tags if name == tag]
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    """No COMPANION_* configuration leaks in from the shell running the tests."""
+    for name in ("COMPANION_DATABASE_URL", "COMPANION_SECRET_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+# --- configuration ---------------------------------------------------------
+
+
+def test_defaults(clean_env):
+    """Without env vars the database lives in instance/ and cookies are locked down."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "x"})
+    assert app.config["SQLALCHEMY_DATABASE_URI"].endswith("/instance/companion.sqlite")
+    assert app.config["SESSION_COOKIE_HTTPONLY"] is True
+    assert app.config["SESSION_COOKIE_SAMESITE"] == "Lax"
+    assert app.config["MAX_CONTENT_LENGTH"] == 64 * 1024
+
+
+def test_config_from_env(monkeypatch, tmp_path):
+    """COMPANION_* env vars configure the app; DATABASE_URL and SECRET_KEY map by name."""
+    monkeypatch.setenv("COMPANION_DATABASE_URL", f"sqlite:///{tmp_path}/env.sqlite")
+    monkeypatch.setenv("COMPANION_SECRET_KEY", "1234")  # all digits, still a string
+    monkeypatch.setenv("COMPANION_SESSION_COOKIE_SECURE", "true")
+    app = create_app({"TESTING": True})
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{tmp_path}/env.sqlite"
+    assert app.config["SECRET_KEY"] == "1234"
+    assert app.config["SESSION_COOKIE_SECURE"] is True
+    assert "DATABASE_URL" not in app.config
+
+
+def test_secret_key_generated_once(clean_env, tmp_path):
+    """The first start writes a private key file; later starts reuse it."""
+    key_file = tmp_path / "secret_key"
+    first = create_app({"TESTING": True, "SECRET_KEY_FILE": str(key_file)})
+    second = create_app({"TESTING": True, "SECRET_KEY_FILE": str(key_file)})
+    assert len(first.config["SECRET_KEY"]) == 64
+    assert second.config["SECRET_KEY"] == first.config["SECRET_KEY"]
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+def test_migrations_reach_head_and_match_models(tmp_path, monkeypatch):
+    """`flask db upgrade` runs cleanly and leaves nothing for autogenerate to add."""
+    # env.py configures logging from alembic.ini; not our business inside pytest.
+    monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
+    app = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "x",
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/m.db",
+        }
+    )
+    with app.app_context():
+        upgrade()
+        assert "alembic_version" in inspect(db.engine).get_table_names()
+        with db.engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, db.metadata) == []
+
+
+# --- health ----------------------------------------------------------------
+
+
+def test_healthz(client):
+    """The health check answers ok when the database answers."""
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json == {"status": "ok"}
+
+
+def test_healthz_database_unreachable(tmp_path):
+    """The health check answers 503 when the database cannot be opened."""
+    missing = tmp_path / "no-such-dir" / "companion.sqlite"
+    app = create_app(
+        {"TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{missing}"}
+    )
+    response = app.test_client().get("/healthz")
+    assert response.status_code == 503
+    assert response.json == {"status": "unavailable"}
+
+
+# --- errors ----------------------------------------------------------------
+
+
+def test_404_page(client):
+    """An unknown page shows the app's own 404 page."""
+    response = client.get("/no-such-page")
+    assert response.status_code == 404
+    assert response.mimetype == "text/html"
+    assert "This card is not in the deck" in response.text
+
+
+def test_404_api_is_json(client):
+    """An unknown API path answers JSON, not a page."""
+    response = client.get("/api/no-such-endpoint")
+    assert response.status_code == 404
+    assert response.json == {"error": "Not Found"}
+
+
+@pytest.mark.app_config(PROPAGATE_EXCEPTIONS=False)
+@pytest.mark.parametrize(
+    ("path", "expect_json"), [("/boom", False), ("/api/boom", True)], ids=["page", "api"]
+)
+def test_500(app, path, expect_json):
+    """A crash shows the app's 500 page, or JSON under /api/."""
+
+    def boom():
+        raise RuntimeError("the engine tripped")
+
+    app.add_url_rule(path, "boom", boom)
+    response = app.test_client().get(path)
+    assert response.status_code == 500
+    if expect_json:
+        assert response.json == {"error": "Internal Server Error"}
+    else:
+        assert "Something went wrong on our side" in response.text
+
+
+# --- headers and markup ----------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/", "/healthz", "/no-such-page", "/static/css/app.css"])
+def test_security_headers(client, path):
+    """Every response carries the CSP and the other protective headers."""
+    with client.get(path) as response:  # closes the static file's stream
+        headers = response.headers
+    assert headers["Content-Security-Policy"] == CSP
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] == "same-origin"
+
+
+def test_vary_on_html_only(client):
+    """Pages vary with HX-Request (they may be fragments); JSON does not."""
+    assert "HX-Request" in client.get("/").headers["Vary"]
+    assert "HX-Request" not in client.get("/healthz").headers.get("Vary", "")
+
+
+def test_page_has_no_inline_script_or_style(client):
+    """The CSP forbids inline code, so the markup must not contain any."""
+    html = client.get("/").text
+    tags = Tags(html)
+    assert all("src" in script for script in tags.find("script"))
+    assert tags.find("style") == []
+    assert not any("style" in attrs for _, attrs in tags.tags)
+    assert not any(name.startswith("on") for _, attrs in tags.tags for name in attrs)
+
+
+def test_htmx_pinned_with_sri_and_configured(client):
+    """htmx comes from the pinned URL with SRI, and 422 answers are swapped."""
+    tags = Tags(client.get("/").text)
+    [script] = tags.find("script")
+    assert script == {
+        "src": HTMX_URL,
+        "integrity": HTMX_INTEGRITY,
+        "crossorigin": "anonymous",
+        "defer": None,
+    }
+    [config] = [meta for meta in tags.find("meta") if meta.get("name") == "htmx-config"]
+    settings = json.loads(config["content"])
+    assert settings["includeIndicatorStyles"] is False
+    assert {"code": "422", "swap": True} in settings["responseHandling"]
+    viewport = [meta for meta in tags.find("meta") if meta.get("name") == "viewport"]
+    assert viewport == [{"name": "viewport", "content": "width=device-width, initial-scale=1"}]
+
+
+@pytest.mark.app_config(WTF_CSRF_ENABLED=True)
+def test_htmx_requests_carry_csrf_token(client):
+    """htmx sends the CSRF token as a header, so hx-post and hx-delete pass CSRFProtect."""
+    [body] = Tags(client.get("/").text).find("body")
+    assert json.loads(body["hx-headers"])["X-CSRFToken"]
+
+
+# --- languages -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("accept", "lang", "heading"),
+    [
+        ("de-DE,de;q=0.9,en;q=0.5", "de", "Kein Streit mehr am Tisch"),
+        ("en-GB", "en", "Keep the table honest"),
+        ("fr", "en", "Keep the table honest"),
+        (None, "en", "Keep the table honest"),
+    ],
+)
+def test_language_from_browser(client, accept, lang, heading):
+    """Without a choice, the page follows the browser's languages, else English."""
+    headers = {"Accept-Language": accept} if accept else {}
+    html = client.get("/", headers=headers).text
+    assert f'<html lang="{lang}">' in html
+    assert heading in html
+
+
+def test_language_cookie_overrides_browser(client):
+    """Choosing a language sets a year-long cookie that beats Accept-Language."""
+    response = client.get("/lang/de?next=/healthz")
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/healthz"
+    cookie = response.headers["Set-Cookie"]
+    assert cookie.startswith("lang=de;")
+    assert "Max-Age=31536000" in cookie
+    assert "SameSite=Lax" in cookie
+    html = client.get("/", headers={"Accept-Language": "en"}).text
+    assert "Kein Streit mehr am Tisch" in html
+
+
+def test_language_switch_on_every_page(client):
+    """Each page links to both languages and comes back to itself."""
+    html = client.get("/no-such-page").text
+    assert 'href="/lang/de?next=/no-such-page"' in html
+    assert 'href="/lang/en?next=/no-such-page"' in html
+
+
+@pytest.mark.parametrize(
+    "unsafe",
+    [
+        "//evil.com",
+        "https://evil.com",
+        "/\\evil.com",
+        "javascript:alert(1)",
+        "evil.com",
+        "/\t/evil.com",
+        "",
+        "///evil.com",
+    ],
+)
+def test_language_switch_refuses_foreign_next(client, unsafe):
+    """`next` must be a path on this site; anything else goes home (no open redirect)."""
+    response = client.get("/lang/de", query_string={"next": unsafe})
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/"
+
+
+def test_language_switch_unknown_language(client):
+    """Only the languages we translate exist."""
+    assert client.get("/lang/fr").status_code == 404
+
+
+# --- fragments -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "fragment"),
+    [
+        ({}, False),
+        ({"HX-Request": "true"}, True),
+        ({"HX-Request": "true", "HX-Boosted": "true"}, False),
+        ({"HX-Request": "true", "HX-History-Restore-Request": "true"}, False),
+    ],
+    ids=["plain", "htmx", "boosted", "history-restore"],
+)
+def test_render_block(app, headers, fragment):
+    """render() gives htmx only the named block, everyone else the whole page."""
+    with app.test_request_context("/", headers=headers):
+        html = render("pages/home.html", block="content")
+    assert "<h1>Keep the table honest</h1>" in html
+    assert ("<!doctype html>" not in html) is fragment
+
+
+def test_render_without_block_is_full_page(app):
+    """Without a block name even htmx gets the full page."""
+    with app.test_request_context("/", headers={"HX-Request": "true"}):
+        assert "<!doctype html>" in render("pages/home.html")
+
+
+def test_home_view_fragment(client):
+    """The home view answers htmx with its content block only."""
+    response = client.get("/", headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert "<html" not in response.text
+    assert "Keep the table honest" in response.text
+    assert "HX-Request" in response.headers["Vary"]
+
+
+# --- serving on the LAN ----------------------------------------------------
+
+
+def test_serve_args_from_env(monkeypatch):
+    """Host and port come from flags, else COMPANION_HOST / COMPANION_PORT."""
+    monkeypatch.setenv("COMPANION_HOST", "127.0.0.1")
+    monkeypatch.setenv("COMPANION_PORT", "8123")
+    assert vars(parse_args([])) == {"host": "127.0.0.1", "port": 8123}
+    assert vars(parse_args(["--host", "0.0.0.0", "--port", "9000"])) == {
+        "host": "0.0.0.0",
+        "port": 9000,
+    }
+
+
+def test_phone_url():
+    """A concrete host is used as is; all interfaces mean this machine's LAN address."""
+    assert phone_url("192.168.1.20", 8000) == "http://192.168.1.20:8000/"
+    assert phone_url("0.0.0.0", 8000).startswith("http://")
+    assert "0.0.0.0" not in phone_url("0.0.0.0", 8000)
+
+
+def test_print_qr(capsys):
+    """The QR code is printed as text a terminal can show."""
+    print_qr("http://192.168.1.20:8000/")
+    lines = capsys.readouterr().out.splitlines()
+    width = len(lines[0])
+    assert width >= 25  # version 2+ with its quiet zone
+    assert {len(line) for line in lines} == {width}
+    assert len(lines) == (width + 1) // 2  # square: each text line holds two module rows
+
+
+def test_database_is_sqlite_with_foreign_keys(app):
+    """SQLite connections enforce foreign keys."""
+    with app.app_context():
+        assert db.session.execute(text("PRAGMA foreign_keys")).scalar() == 1
