@@ -87,11 +87,12 @@ def load_or_create_secret_key(path: Path) -> str:
 
 def register_blueprints(app: Flask) -> None:
     """Attach every feature blueprint."""
-    from companion import api, i18n, pages
+    from companion import api, i18n, pages, resolver
 
     app.register_blueprint(pages.bp)
     app.register_blueprint(i18n.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(resolver.bp)
     # The JSON API stores nothing and takes no cookies, so a forged request gains nothing.
     csrf.exempt(api.bp)
 

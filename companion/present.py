@@ -1,0 +1,116 @@
+"""What a page shows of a round: steps, a row choice and the rows, ready for templates.
+
+Shared by every page that shows a round (the resolver, the match pages). Every fact
+comes from ``companion.rules``; this module only names, translates and arranges it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+from flask_babel import gettext, ngettext
+
+from companion import rules
+
+Name = Callable[[rules.Player], str]
+
+
+class StepView(NamedTuple):
+    """One placed card as a page shows it."""
+
+    player: str
+    card: int
+    card_bulls: int
+    row: int
+    action: str  # rules.PLACED, rules.SIXTH or rules.TOO_LOW
+    taken: tuple[int, ...]
+    bulls: int
+    text: str
+
+
+class OptionView(NamedTuple):
+    """A row a too-low card's player may take."""
+
+    row: int
+    cards: tuple[int, ...]
+    bulls: int
+    suggested: bool
+
+
+class ChoiceView(NamedTuple):
+    """A too-low card waiting for its player to take a row."""
+
+    player: str
+    card: int
+    card_bulls: int
+    options: tuple[OptionView, ...]
+    suggested: int
+    text: str
+
+
+class RowView(NamedTuple):
+    """One row on the table: its cards, their bulls, and whether this round changed it."""
+
+    number: int
+    cards: tuple[int, ...]
+    bulls: int
+    changed: bool
+    full: bool  # the next card here would be the sixth
+
+
+def step_views(steps: Iterable[rules.Step], name: Name = str) -> list[StepView]:
+    """Return the steps with names, bulls and the explanation in the page's language."""
+    return [
+        StepView(
+            player=name(step.player),
+            card=step.card,
+            card_bulls=rules.bulls(step.card),
+            row=step.row,
+            action=step.action,
+            taken=step.taken,
+            bulls=step.bulls,
+            text=rules.explain(step, name=name, gettext=gettext, ngettext=ngettext),
+        )
+        for step in steps
+    ]
+
+
+def choice_view(pending: rules.ChoiceNeeded, name: Name = str) -> ChoiceView:
+    """Return a pending row choice with its options and the prompt in the page's language."""
+    options = tuple(
+        OptionView(option.row, option.cards, option.bulls, option.row == pending.suggested)
+        for option in pending.options
+    )
+    return ChoiceView(
+        player=name(pending.player),
+        card=pending.card,
+        card_bulls=rules.bulls(pending.card),
+        options=options,
+        suggested=pending.suggested,
+        text=rules.explain_choice(pending, name=name, gettext=gettext),
+    )
+
+
+def row_views(rows: Sequence[Sequence[int]], changed: Iterable[int] = ()) -> list[RowView]:
+    """Return the four rows numbered 1-4, with bull totals and the changed ones marked."""
+    changed = set(changed)
+    return [
+        RowView(
+            number,
+            tuple(row),
+            rules.pile_bulls(row),
+            number in changed,
+            len(row) >= rules.ROW_LIMIT,
+        )
+        for number, row in enumerate(rows, 1)
+    ]
+
+
+def changed_rows(steps: Iterable[rules.Step]) -> tuple[int, ...]:
+    """Return the numbers of the rows that the steps placed a card in, in order."""
+    return tuple(sorted({step.row for step in steps}))
+
+
+# Templates call these: the _table.html macros take plain rows and build their views.
+TEMPLATE_GLOBALS = {"row_views": row_views, "bulls": rules.bulls}
