@@ -8,6 +8,8 @@ from flask import Flask, Response, render_template, request
 from flask_babel import get_locale
 from werkzeug.exceptions import HTTPException
 
+from companion import rules
+from companion.commands import register_commands
 from companion.db import babel, csrf, db, migrate
 from companion.htmx import HTMX_CONFIG, HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
 from companion.i18n import LANGUAGES, select_locale
@@ -41,6 +43,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     babel.init_app(app, locale_selector=select_locale)
 
     register_blueprints(app)
+    register_commands(app)
     register_error_handlers(app)
     app.after_request(add_security_headers)
     app.context_processor(template_globals)
@@ -87,10 +90,13 @@ def load_or_create_secret_key(path: Path) -> str:
 
 def register_blueprints(app: Flask) -> None:
     """Attach every feature blueprint."""
-    from companion import api, i18n, pages, resolver
+    from companion import api, games, i18n, matches, pages, players, resolver
 
     app.register_blueprint(pages.bp)
     app.register_blueprint(i18n.bp)
+    app.register_blueprint(players.bp)
+    app.register_blueprint(matches.bp)
+    app.register_blueprint(games.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(resolver.bp)
     # The JSON API stores nothing and takes no cookies, so a forged request gains nothing.
@@ -159,4 +165,5 @@ def template_globals() -> dict:
         "current_locale": str(get_locale() or "en"),
         "languages": LANGUAGES,
         "htmx_config": HTMX_CONFIG,
+        "bulls": rules.bulls,
     }

@@ -6,14 +6,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from companion.db import db
 from companion.htmx import render
+from companion.matches import recent_matches
 
 bp = Blueprint("pages", __name__)
 
 
 @bp.get("/")
 def home():
-    """Say what the companion is and what it will do at the table."""
-    return render("pages/home.html", block="content")
+    """Say what the companion is, list the latest matches and offer a new one."""
+    return render("pages/home.html", block="content", matches=recent_matches())
 
 
 @bp.get("/healthz")

@@ -159,6 +159,15 @@ def parse_card(value: Any, deck: int = STANDARD_DECK, subject: Any = None) -> in
     return card
 
 
+def parse_bulls(value: Any, deck: int = STANDARD_DECK, subject: Any = None) -> int:
+    """Return a player's bulls for one game (0 up to all the bulls in the deck)."""
+    most = pile_bulls(range(1, deck + 1))
+    text = str(value).strip() if isinstance(value, str | int) else ""
+    if isinstance(value, bool) or not (text.isascii() and text.isdigit()) or int(text) > most:
+        raise RuleError(N_("Bulls are a whole number from 0 to %(most)d."), subject, most=most)
+    return int(text)
+
+
 def parse_row_choice(value: Any, subject: Any = None) -> int:
     """Return a row number 1-4 from ``value``, or raise RuleError."""
     if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():

@@ -189,7 +189,8 @@ def test_page_has_no_inline_script_or_style(client):
 def test_htmx_pinned_with_sri_and_configured(client):
     """htmx comes from the pinned URL with SRI, and 422 answers are swapped."""
     tags = Tags(client.get("/").text)
-    [script] = tags.find("script")
+    [own, script] = tags.find("script")
+    assert own == {"src": "/static/js/table.js", "defer": None}
     assert script == {
         "src": HTMX_URL,
         "integrity": HTMX_INTEGRITY,

@@ -450,3 +450,15 @@ def test_players_without_games_start_at_zero():
     result = standing(["Anna", "Ben"], [])
     assert result.totals == {"Anna": 0, "Ben": 0}
     assert result.games_played == 0
+
+
+@pytest.mark.parametrize("value", ["", "-1", "172", "1.5", "x", True, None, 172])
+def test_bulls_outside_0_to_171_are_rejected(value):
+    with pytest.raises(RuleError, match="from 0 to 171"):
+        rules.parse_bulls(value)
+
+
+def test_bulls_accept_zero_and_the_whole_deck():
+    assert rules.parse_bulls("0") == 0
+    assert rules.parse_bulls(" 171 ") == 171
+    assert rules.parse_bulls(12) == 12

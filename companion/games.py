@@ -1,0 +1,232 @@
+"""At the table: start a game, enter rounds and row choices, type scores, undo.
+
+Every view here checks its input against the replayed match, stores only what the
+players entered in one transaction, and answers 303 to the match page, or 422 with
+the form, the user's values and a message next to the field.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, redirect, request, url_for
+from flask_babel import gettext
+from sqlalchemy.exc import IntegrityError
+
+from companion import rules
+from companion.db import db
+from companion.htmx import render
+from companion.matches import board, get_match
+from companion.models import Game, Play, Round, RowChoice, Score
+from companion.state import MatchState, match_state, sync_results
+from companion.undo import last_input, undo_input
+
+bp = Blueprint("games", __name__, url_prefix="/matches/<int:match_id>")
+
+Errors = dict[str, str]
+
+
+class Rejected(Exception):
+    """Input the match cannot take; carries messages by form field."""
+
+    def __init__(self, errors: Errors):
+        super().__init__(errors)
+        self.errors = errors
+
+
+def translate(error: rules.RuleError) -> str:
+    """A rules message in the player's language."""
+    return error.message(gettext)
+
+
+@bp.post("/games")
+def start_game(match_id: int):
+    """Start a game card by card: the four face-up starting cards, one per row."""
+    return write(match_id, add_cards_game)
+
+
+@bp.post("/scores")
+def score_game(match_id: int):
+    """Record a whole game as each player's bulls, typed or counted from their pile."""
+    return write(match_id, add_score_game)
+
+
+@bp.post("/rounds")
+def enter_round(match_id: int):
+    """Store the cards everyone revealed this round; the engine places them."""
+    return write(match_id, add_round)
+
+
+@bp.post("/choice")
+def choose_row(match_id: int):
+    """Store the row a too-low card's player takes."""
+    return write(match_id, add_choice)
+
+
+@bp.get("/undo")
+def confirm_undo(match_id: int):
+    """Ask before undoing the last thing entered (works without JavaScript)."""
+    state = match_state(get_match(match_id))
+    return render("matches/undo.html", "undo", state=state, last=last_input(state))
+
+
+@bp.post("/undo")
+def undo(match_id: int):
+    """Undo the last thing entered, if it is still the one the player confirmed."""
+    state = match_state(get_match(match_id))
+    last = last_input(state)
+    if last is None or request.form.get("expect") != last.key:
+        return render("matches/undo.html", "undo", state=state, last=last,
+                      stale=True), 409
+    undo_input(state, last)
+    return save(state.match.id) or redirect(url_for("matches.show", match_id=match_id), 303)
+
+
+def write(match_id: int, add):
+    """Check and store one entry with ``add(state, form)``, all or nothing."""
+    state = match_state(get_match(match_id))
+    try:
+        if state.over:
+            raise Rejected({"form": gettext("This match has ended. Only an undo can change it.")})
+        add(state, request.form)
+    except Rejected as rejected:
+        db.session.rollback()
+        return show_with_errors(match_id, rejected.errors)
+    return save(match_id) or redirect(url_for("matches.show", match_id=match_id) + "#now", 303)
+
+
+def save(match_id: int):
+    """Replay, refresh the derived results, commit; on a lost race say so (None if saved)."""
+    db.session.flush()
+    db.session.expire_all()
+    match = get_match(match_id)
+    state = match_state(match)
+    if state.games:  # only the last game can have changed
+        sync_results(state.games[-1])
+    match.version += 1
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        return show_with_errors(match_id, {"form": gettext(
+            "Someone entered this at the same moment on another phone. Here is the table now.")})
+    return None
+
+
+def show_with_errors(match_id: int, errors: Errors):
+    """The match page again with the user's values and the messages, status 422."""
+    state = match_state(get_match(match_id))
+    return render("matches/show.html", "match", **board(state), form=request.form,
+                  errors=errors), 422
+
+
+def check_turn(state: MatchState, form, game_number: int, round_number: int | None) -> None:
+    """Refuse a form filled in for an earlier moment (another phone, the back button)."""
+    if form.get("game") != str(game_number) or (
+        round_number is not None and form.get("round") != str(round_number)
+    ):
+        raise Rejected({"form": gettext(
+            "The table has moved on since this form was shown (another phone?). "
+            "Here it is now; check and enter again.")})
+
+
+def add_cards_game(state: MatchState, form) -> None:
+    """Add a cards-mode game with its four starting cards."""
+    next_number = len(state.games) + 1
+    if state.current is not None:
+        raise Rejected({"form": gettext("Finish the current game first.")})
+    check_turn(state, form, next_number, None)
+    values = [form.get(f"row{row}", "") for row in range(1, rules.ROWS + 1)]
+    cards, errors = [], {}
+    for row, value in enumerate(values, 1):
+        try:
+            cards.append(rules.parse_card(value, state.deck))
+        except rules.RuleError as error:
+            errors[f"row{row}"] = translate(error)
+    if not errors:
+        try:
+            rules.check_starting_cards(cards, state.deck)
+        except rules.RuleError as error:
+            errors[f"row{error.subject[1]}"] = translate(error)
+    if errors:
+        raise Rejected(errors)
+    db.session.add(Game(match=state.match, number=next_number, mode="cards",
+                        row1=cards[0], row2=cards[1], row3=cards[2], row4=cards[3]))
+
+
+def add_round(state: MatchState, form) -> None:
+    """Add a round: one card per player, checked against everything seen this game."""
+    game = state.current
+    if game is None or game.table is None:
+        raise Rejected({"form": gettext("Start a game with its four starting cards first.")})
+    check_turn(state, form, game.number, game.rounds_played + 1)
+    if game.pending is not None:
+        raise Rejected({"form": gettext("First %(player)s chooses a row for %(card)d.",
+                                        player=state.name(game.pending.player),
+                                        card=game.pending.card)})
+    plays = [(player_id, form.get(f"card-{player_id}", "")) for player_id in state.player_ids]
+    try:
+        rules.check_plays(game.table.rows, plays, deck=state.deck, players=state.player_ids,
+                          played=game.table.played, starting=game.game.starting,
+                          name=state.name)
+    except rules.RuleError as error:
+        raise Rejected({field_for(error): translate(error)}) from error
+    round_ = Round(game=game.game, number=game.rounds_played + 1)
+    round_.plays = [
+        Play(game_id=game.game.id, player_id=player_id, card=rules.parse_card(card, state.deck))
+        for player_id, card in plays
+    ]
+    db.session.add(round_)
+
+
+def field_for(error: rules.RuleError) -> str:
+    """The form field a rules message belongs next to."""
+    return f"card-{error.subject}" if isinstance(error.subject, int) else "form"
+
+
+def add_choice(state: MatchState, form) -> None:
+    """Add the row choice the current round waits for."""
+    game = state.current
+    pending = game.pending if game else None
+    if pending is None:
+        raise Rejected({"form": gettext("No card is waiting for a row choice.")})
+    check_turn(state, form, game.number, game.rounds_played)
+    if form.get("player") != str(pending.player):
+        raise Rejected({"form": gettext("It is %(player)s's turn to choose a row.",
+                                        player=state.name(pending.player))})
+    try:
+        row = rules.parse_row_choice(form.get("row", ""))
+    except rules.RuleError as error:
+        raise Rejected({"form": translate(error)}) from error
+    round_ = game.game.rounds[-1]
+    round_.choices.append(RowChoice(player_id=pending.player, row=row))
+
+
+def add_score_game(state: MatchState, form) -> None:
+    """Add a score-only game: each player's bulls, typed or as the cards of their pile."""
+    if state.current is not None:
+        raise Rejected({"form": gettext("Finish the current game first.")})
+    check_turn(state, form, len(state.games) + 1, None)
+    scores, errors, owners = [], {}, {}
+    for player_id in state.player_ids:
+        try:
+            scores.append(read_score(state, form, player_id, owners))
+        except rules.RuleError as error:
+            errors[f"score-{player_id}"] = translate(error)
+    if errors:
+        raise Rejected(errors)
+    db.session.add(Game(match=state.match, number=len(state.games) + 1, mode="scores",
+                        scores=scores))
+
+
+def read_score(state: MatchState, form, player_id: int, owners: dict[int, int]) -> Score:
+    """One player's score: a number of bulls, or the cards on their pile."""
+    text = " ".join(form.get(f"score-{player_id}", "").replace(",", " ").split())
+    if not text:
+        raise rules.RuleError(rules.N_("Enter the bulls, or the cards on the pile."))
+    if form.get(f"kind-{player_id}") != "pile":
+        return Score(player_id=player_id, bulls=rules.parse_bulls(text, state.deck))
+    cards = [rules.parse_card(value, state.deck) for value in text.split()]
+    for card in cards:
+        if card in owners:
+            raise rules.RuleError(rules.N_("%(card)d is entered twice."), card=card)
+        owners[card] = player_id
+    return Score(player_id=player_id, cards=",".join(str(card) for card in cards))

@@ -1,0 +1,189 @@
+"""What the players entered, as SQLAlchemy models; results are derived by the rules engine.
+
+Only ``GameResult`` is derived: each finished game's bulls per player, written in the
+same transaction that finishes the game and rebuildable from the inputs
+(``flask --app companion rebuild``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from companion.db import db
+
+
+def utcnow() -> datetime:
+    """The current time in UTC (stored naive, read as UTC)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Player(db.Model):
+    """A household player, reused across evenings."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(30))
+    # casefold()ed name: makes "Anna" and "anna" the same player, in the database too.
+    name_key: Mapped[str] = mapped_column(String(90), unique=True)
+    archived: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Match(db.Model):
+    """Games in a row with one set of players and house rules, until the end condition."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    end_kind: Mapped[str] = mapped_column(String(12))
+    end_value: Mapped[int]
+    pro: Mapped[bool] = mapped_column(default=False)
+    # Bumped by every write to the match: phones compare it before they write.
+    version: Mapped[int] = mapped_column(default=0)
+
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="match", order_by="Seat.position", cascade="all, delete-orphan",
+        lazy="selectin",
+    )
+    games: Mapped[list[Game]] = relationship(
+        back_populates="match", order_by="Game.number", cascade="all, delete-orphan",
+        lazy="selectin",
+    )
+
+    __table_args__ = (
+        CheckConstraint("end_kind IN ('more_than', 'at_least', 'games')", name="end_kind"),
+        CheckConstraint("end_value BETWEEN 1 AND 1000", name="end_value"),
+    )
+
+
+class Seat(db.Model):
+    """A player's place at the table in one match (seating order)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    position: Mapped[int]
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+    player: Mapped[Player] = relationship(lazy="joined")
+
+    __table_args__ = (
+        UniqueConstraint("match_id", "player_id", name="uq_seat_player"),
+        UniqueConstraint("match_id", "position", name="uq_seat_position"),
+    )
+
+
+class Game(db.Model):
+    """One deal: starting cards and rounds (cards mode), or typed scores (score mode)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    number: Mapped[int]
+    mode: Mapped[str] = mapped_column(String(6))  # "cards" or "scores"
+    row1: Mapped[int | None]
+    row2: Mapped[int | None]
+    row3: Mapped[int | None]
+    row4: Mapped[int | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    match: Mapped[Match] = relationship(back_populates="games")
+    rounds: Mapped[list[Round]] = relationship(
+        back_populates="game", order_by="Round.number", cascade="all, delete-orphan"
+    )
+    scores: Mapped[list[Score]] = relationship(cascade="all, delete-orphan", lazy="selectin")
+    results: Mapped[list[GameResult]] = relationship(
+        cascade="all, delete-orphan", lazy="selectin"
+    )
+
+    __table_args__ = (
+        UniqueConstraint("match_id", "number", name="uq_game_number"),
+        CheckConstraint("mode IN ('cards', 'scores')", name="mode"),
+    )
+
+    @property
+    def starting(self) -> tuple[int, ...]:
+        """The four starting cards, row 1 to 4 (cards mode)."""
+        return tuple(card for card in (self.row1, self.row2, self.row3, self.row4) if card)
+
+
+class Round(db.Model):
+    """One round of a cards-mode game: everyone's revealed card and any row choices."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    number: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    game: Mapped[Game] = relationship(back_populates="rounds")
+    plays: Mapped[list[Play]] = relationship(cascade="all, delete-orphan", lazy="selectin")
+    choices: Mapped[list[RowChoice]] = relationship(
+        cascade="all, delete-orphan", lazy="selectin", order_by="RowChoice.id"
+    )
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "number", name="uq_round_number"),
+        CheckConstraint("number BETWEEN 1 AND 10", name="number"),
+    )
+
+
+class Play(db.Model):
+    """The card a player revealed in a round."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("round.id", ondelete="CASCADE"))
+    # Repeated from the round so the database itself refuses a card twice in one game.
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    card: Mapped[int]
+
+    __table_args__ = (
+        UniqueConstraint("round_id", "player_id", name="uq_play_player"),
+        UniqueConstraint("game_id", "card", name="uq_play_card"),
+        CheckConstraint("card BETWEEN 1 AND 104", name="card"),
+    )
+
+
+class RowChoice(db.Model):
+    """The row a too-low card's player chose to take."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("round.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    row: Mapped[int]
+
+    __table_args__ = (
+        UniqueConstraint("round_id", "player_id", name="uq_choice_player"),
+        CheckConstraint("row BETWEEN 1 AND 4", name="row"),
+    )
+
+
+class Score(db.Model):
+    """A score-only game's entry for one player: bulls typed, or the cards of the pile."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    bulls: Mapped[int | None]
+    # The pile as typed ("5 22 47 55"), normalised to comma-separated cards.
+    cards: Mapped[str | None] = mapped_column(String(400))
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "player_id", name="uq_score_player"),
+        CheckConstraint("bulls IS NULL OR bulls BETWEEN 0 AND 171", name="bulls"),
+        CheckConstraint("(bulls IS NULL) != (cards IS NULL)", name="one_kind"),
+    )
+
+
+class GameResult(db.Model):
+    """Derived: a finished game's bulls for one player, for fast scoreboards."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    bulls: Mapped[int]
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "player_id", name="uq_result_player"),
+        Index("ix_result_player", "player_id"),
+    )

@@ -1,0 +1,174 @@
+"""A stored match, replayed: its games' tables, piles and bulls, its score and what comes next.
+
+Views and commands read matches only through ``match_state``; the rules engine does all
+the placing and counting, this module only feeds it the stored inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from companion import rules
+from companion.db import db
+from companion.models import Game, GameResult, Match, Player, Score
+
+
+@dataclass
+class GameState:
+    """One game of a match, replayed."""
+
+    game: Game
+    table: rules.GameState | None  # cards mode only
+    bulls: dict[int, int]  # by player id: so far, or final once finished
+    finished: bool
+
+    @property
+    def number(self) -> int:
+        """The game's number in its match, from 1."""
+        return self.game.number
+
+    @property
+    def pending(self) -> rules.ChoiceNeeded | None:
+        """The row choice this game waits for, if any."""
+        return self.table.pending if self.table else None
+
+    @property
+    def rounds_played(self) -> int:
+        """How many rounds have been entered (the last may wait for a choice)."""
+        return len(self.table.rounds) if self.table else 0
+
+    @property
+    def last_round(self) -> rules.RoundResult | None:
+        """The most recent round's steps, if any."""
+        return self.table.rounds[-1] if self.table and self.table.rounds else None
+
+    @property
+    def seen(self) -> set[int]:
+        """Cards seen in this game: the starting cards and every card played."""
+        if not self.table:
+            return set()
+        return set(self.game.starting) | set(self.table.played)
+
+
+@dataclass
+class MatchState:
+    """A match replayed from its inputs."""
+
+    match: Match
+    players: list[Player]
+    end: rules.EndCondition
+    deck: int
+    games: list[GameState] = field(default_factory=list)
+
+    @property
+    def player_ids(self) -> list[int]:
+        """The players' ids in seating order."""
+        return [player.id for player in self.players]
+
+    @property
+    def finished_games(self) -> list[GameState]:
+        """The complete games, oldest first."""
+        return [game for game in self.games if game.finished]
+
+    @property
+    def current(self) -> GameState | None:
+        """The game being played, if one is open."""
+        if self.games and not self.games[-1].finished:
+            return self.games[-1]
+        return None
+
+    @property
+    def standing(self) -> rules.Standing:
+        """Totals, whether the match is over, and its winners."""
+        return rules.standing(
+            self.player_ids, [game.bulls for game in self.finished_games], self.end
+        )
+
+    @property
+    def over(self) -> bool:
+        """True once a complete game met the end condition."""
+        return self.standing.over
+
+    def name(self, player_id: int) -> str:
+        """The name of a player of this match."""
+        return next(player.name for player in self.players if player.id == player_id)
+
+    def running_totals(self) -> list[dict[int, int]]:
+        """Each player's total after each complete game, for the chart."""
+        totals = dict.fromkeys(self.player_ids, 0)
+        history = []
+        for game in self.finished_games:
+            for player_id, count in game.bulls.items():
+                totals[player_id] += count
+            history.append(dict(totals))
+        return history
+
+
+def match_state(match: Match, replay_all: bool = False) -> MatchState:
+    """Replay a stored match.
+
+    Only the last game can still change, so earlier games are read from their derived
+    results unless ``replay_all`` asks to replay every game (``rebuild`` does).
+    """
+    players = [seat.player for seat in match.seats]
+    end = rules.EndCondition(match.end_kind, match.end_value)
+    deck = rules.deck_size(len(players), match.pro)
+    state = MatchState(match, players, end, deck)
+    ids = [player.id for player in players]
+    last = len(match.games) - 1
+    state.games = [
+        game_state(game, ids) if replay_all or index == last or not game.results
+        else stored_game_state(game)
+        for index, game in enumerate(match.games)
+    ]
+    return state
+
+
+def stored_game_state(game: Game) -> GameState:
+    """A finished game as its derived results recorded it."""
+    return GameState(game, None, {result.player_id: result.bulls for result in game.results},
+                     finished=True)
+
+
+def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
+    """Replay one game: its rounds through the engine, or its typed scores."""
+    if game.mode == "scores":
+        bulls = {score.player_id: score_bulls(score) for score in game.scores}
+        return GameState(game, None, bulls, finished=True)
+    rounds = [
+        (
+            [(play.player_id, play.card) for play in round_.plays],
+            {choice.player_id: choice.row for choice in round_.choices},
+        )
+        for round_ in game.rounds
+    ]
+    table = rules.replay_game(game.starting, rounds, player_ids)
+    finished = len(table.rounds) == rules.HAND_SIZE and table.pending is None
+    return GameState(game, table, table.bulls(), finished)
+
+
+def score_bulls(score: Score) -> int:
+    """The bulls of a score-only entry: typed, or counted from the typed pile."""
+    if score.cards is not None:
+        return rules.pile_bulls(parse_pile_text(score.cards))
+    return score.bulls or 0
+
+
+def parse_pile_text(text: str) -> list[int]:
+    """Split a stored pile ("5,22,47") into cards."""
+    return [int(card) for card in text.split(",") if card]
+
+
+def sync_results(game: GameState) -> None:
+    """Make the derived GameResult rows match the replayed game (call inside the write)."""
+    stored = {result.player_id: result.bulls for result in game.game.results}
+    wanted = game.bulls if game.finished else {}
+    if stored == wanted:
+        return
+    # Delete and flush first: inserting before the delete would trip the unique key.
+    game.game.results.clear()
+    db.session.flush()
+    game.game.results.extend(
+        GameResult(player_id=player_id, bulls=count) for player_id, count in wanted.items()
+    )

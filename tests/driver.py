@@ -1,0 +1,117 @@
+"""Plays matches through the Flask test client the way a phone at the table does."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from companion import rules
+from companion.db import db
+from companion.models import Match, Player
+from companion.state import match_state
+
+
+def add_players(client, *names: str) -> list[int]:
+    """Add household players; return their ids."""
+    for name in names:
+        response = client.post("/players/", data={"name": name})
+        assert response.status_code == 303, response.get_data(as_text=True)
+    with client.application.app_context():
+        return [db.session.scalar(db.select(Player.id).where(Player.name == name))
+                for name in names]
+
+
+def start_match(client, player_ids, end_kind="more_than", end_value=66, deck="standard") -> int:
+    """Start a match with these players seated in order; return its id."""
+    data = {f"seat_{seat}": str(pid) for seat, pid in enumerate(player_ids, 1)}
+    data.update(end_kind=end_kind, end_value=str(end_value), deck=deck)
+    response = client.post("/matches/", data=data)
+    assert response.status_code == 303, response.get_data(as_text=True)
+    return int(re.search(r"/matches/(\d+)", response.headers["Location"]).group(1))
+
+
+def state_of(client, match_id):
+    """The match as the app replays it."""
+    with client.application.app_context():
+        return match_state(db.session.get(Match, match_id))
+
+
+def pending_of(client, match_id):
+    """The row choice the match waits for, if any."""
+    current = state_of(client, match_id).current
+    return current.pending if current else None
+
+
+def start_game(client, match_id, cards, game=None):
+    """Post the four starting cards."""
+    state = state_of(client, match_id)
+    data = {f"row{row}": str(card) for row, card in enumerate(cards, 1)}
+    data["game"] = str(game if game is not None else len(state.games) + 1)
+    return client.post(f"/matches/{match_id}/games", data=data)
+
+
+def enter_round(client, match_id, cards_by_player, game=None, round_=None):
+    """Post one round: {player_id: card}."""
+    state = state_of(client, match_id)
+    current = state.current
+    data = {f"card-{pid}": str(card) for pid, card in cards_by_player.items()}
+    data["game"] = str(game if game is not None else current.number)
+    data["round"] = str(round_ if round_ is not None else current.rounds_played + 1)
+    return client.post(f"/matches/{match_id}/rounds", data=data)
+
+
+def choose(client, match_id, player_id, row):
+    """Post a row choice."""
+    current = state_of(client, match_id).current
+    data = {"player": str(player_id), "row": str(row), "game": str(current.number),
+            "round": str(current.rounds_played)}
+    return client.post(f"/matches/{match_id}/choice", data=data)
+
+
+def undo(client, match_id):
+    """Confirm and perform one undo."""
+    page = client.get(f"/matches/{match_id}/undo").get_data(as_text=True)
+    expect = re.search(r'name="expect" value="([^"]+)"', page).group(1)
+    return client.post(f"/matches/{match_id}/undo", data={"expect": expect})
+
+
+def score_game(client, match_id, scores):
+    """Post a score-only game: {player_id: bulls or [pile cards]}."""
+    state = state_of(client, match_id)
+    data = {"game": str(len(state.games) + 1)}
+    for pid, score in scores.items():
+        if isinstance(score, list):
+            data[f"kind-{pid}"] = "pile"
+            data[f"score-{pid}"] = " ".join(str(card) for card in score)
+        else:
+            data[f"kind-{pid}"] = "bulls"
+            data[f"score-{pid}"] = str(score)
+    return client.post(f"/matches/{match_id}/scores", data=data)
+
+
+def deal(rng: random.Random, players: int, deck: int = 104):
+    """Random hands of 10 and four starting cards."""
+    cards = rng.sample(range(1, deck + 1), 10 * players + 4)
+    hands = [cards[i * 10:(i + 1) * 10] for i in range(players)]
+    return hands, cards[-4:]
+
+
+def play_game(client, match_id, player_ids, rng: random.Random, deck: int = 104,
+              chooser=None):
+    """Play one whole game through the app; return the engine's own replay of it.
+
+    ``chooser(pending) -> row`` picks rows for too-low cards (default: a random row).
+    """
+    hands, starting = deal(rng, len(player_ids), deck)
+    assert start_game(client, match_id, starting).status_code == 303
+    rounds = []
+    for turn in range(10):
+        plays = {pid: hands[seat][turn] for seat, pid in enumerate(player_ids)}
+        assert enter_round(client, match_id, plays).status_code == 303
+        choices = {}
+        while (pending := pending_of(client, match_id)) is not None:
+            row = chooser(pending) if chooser else rng.randint(1, 4)
+            choices[pending.player] = row
+            assert choose(client, match_id, pending.player, row).status_code == 303
+        rounds.append((list(plays.items()), choices))
+    return rules.replay_game(starting, rounds, player_ids)
