@@ -8,7 +8,7 @@ from flask import Flask, Response, render_template, request
 from flask_babel import get_locale
 from werkzeug.exceptions import HTTPException
 
-from companion import rules
+from companion import present
 from companion.commands import register_commands
 from companion.db import babel, csrf, db, migrate
 from companion.htmx import HTMX_CONFIG, HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
@@ -42,6 +42,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     csrf.init_app(app)
     babel.init_app(app, locale_selector=select_locale)
 
+    # Globals, not context-processor values: imported macros (cards, rows) need them.
+    app.jinja_env.globals.update(present.TEMPLATE_GLOBALS)
     register_blueprints(app)
     register_commands(app)
     register_error_handlers(app)
@@ -165,5 +167,4 @@ def template_globals() -> dict:
         "current_locale": str(get_locale() or "en"),
         "languages": LANGUAGES,
         "htmx_config": HTMX_CONFIG,
-        "bulls": rules.bulls,
     }

@@ -91,10 +91,8 @@ class Game(db.Model):
     rounds: Mapped[list[Round]] = relationship(
         back_populates="game", order_by="Round.number", cascade="all, delete-orphan"
     )
-    scores: Mapped[list[Score]] = relationship(cascade="all, delete-orphan", lazy="selectin")
-    results: Mapped[list[GameResult]] = relationship(
-        cascade="all, delete-orphan", lazy="selectin"
-    )
+    scores: Mapped[list[Score]] = relationship(cascade="all, delete-orphan")
+    results: Mapped[list[GameResult]] = relationship(cascade="all, delete-orphan")
 
     __table_args__ = (
         UniqueConstraint("match_id", "number", name="uq_game_number"),

@@ -7,9 +7,10 @@ comes from ``companion.rules``; this module only names, translates and arranges 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
-from flask_babel import gettext, ngettext
+from flask_babel import get_locale, gettext, ngettext
 
 from companion import rules
 
@@ -112,5 +113,16 @@ def changed_rows(steps: Iterable[rules.Step]) -> tuple[int, ...]:
     return tuple(sorted({step.row for step in steps}))
 
 
+def bull_words(count: int) -> str:
+    """ "1 bull", "5 bulls" in the page's language (a card says it for screen readers)."""
+    return _bull_words(str(get_locale()), count)
+
+
+@lru_cache(maxsize=64)
+def _bull_words(_locale: str, count: int) -> str:
+    # Cached per language: a page shows dozens of cards but only five bull values.
+    return ngettext("%(num)d bull", "%(num)d bulls", count)
+
+
 # Templates call these: the _table.html macros take plain rows and build their views.
-TEMPLATE_GLOBALS = {"row_views": row_views, "bulls": rules.bulls}
+TEMPLATE_GLOBALS = {"row_views": row_views, "bulls": rules.bulls, "bull_words": bull_words}

@@ -19,8 +19,6 @@ from companion.htmx import render
 from companion.rules import RuleError
 
 bp = Blueprint("resolver", __name__)
-for _name, _function in present.TEMPLATE_GLOBALS.items():
-    bp.add_app_template_global(_function, _name)
 
 TEMPLATE = "resolver/resolve.html"
 MIN_LINES = 4

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sqlalchemy import select
+
 from companion import rules
 from companion.db import db
-from companion.models import Game, GameResult, Match, Player, Score
+from companion.models import Game, GameResult, Match, Play, Player, Round, RowChoice, Score
 
 
 @dataclass
@@ -110,25 +112,36 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
 
     Only the last game can still change, so earlier games are read from their derived
     results unless ``replay_all`` asks to replay every game (``rebuild`` does).
+    Inputs are read as plain rows, not ORM objects: the match page is read far more
+    often than it is written.
     """
     players = [seat.player for seat in match.seats]
     end = rules.EndCondition(match.end_kind, match.end_value)
     deck = rules.deck_size(len(players), match.pro)
     state = MatchState(match, players, end, deck)
     ids = [player.id for player in players]
+    results = {} if replay_all else stored_results(match.id)
     last = len(match.games) - 1
     state.games = [
-        game_state(game, ids) if replay_all or index == last or not game.results
-        else stored_game_state(game)
+        GameState(game, None, results[game.id], finished=True)
+        if index != last and game.id in results
+        else game_state(game, ids)
         for index, game in enumerate(match.games)
     ]
     return state
 
 
-def stored_game_state(game: Game) -> GameState:
-    """A finished game as its derived results recorded it."""
-    return GameState(game, None, {result.player_id: result.bulls for result in game.results},
-                     finished=True)
+def stored_results(match_id: int) -> dict[int, dict[int, int]]:
+    """The derived results of a match's finished games: bulls by player, by game id."""
+    query = (
+        select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
+        .join(Game)
+        .where(Game.match_id == match_id)
+    )
+    results: dict[int, dict[int, int]] = {}
+    for game_id, player_id, bulls in db.session.execute(query):
+        results.setdefault(game_id, {})[player_id] = bulls
+    return results
 
 
 def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
@@ -136,16 +149,31 @@ def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
     if game.mode == "scores":
         bulls = {score.player_id: score_bulls(score) for score in game.scores}
         return GameState(game, None, bulls, finished=True)
-    rounds = [
-        (
-            [(play.player_id, play.card) for play in round_.plays],
-            {choice.player_id: choice.row for choice in round_.choices},
-        )
-        for round_ in game.rounds
-    ]
-    table = rules.replay_game(game.starting, rounds, player_ids)
+    table = rules.replay_game(game.starting, stored_rounds(game.id), player_ids)
     finished = len(table.rounds) == rules.HAND_SIZE and table.pending is None
     return GameState(game, table, table.bulls(), finished)
+
+
+def stored_rounds(game_id: int) -> list[tuple[list[tuple[int, int]], dict[int, int]]]:
+    """A game's rounds in order: each round's (player, card) plays and row choices."""
+    plays = db.session.execute(
+        select(Round.number, Play.player_id, Play.card)
+        .join(Play, Play.round_id == Round.id)
+        .where(Round.game_id == game_id)
+        .order_by(Round.number)
+    )
+    choices = db.session.execute(
+        select(Round.number, RowChoice.player_id, RowChoice.row)
+        .join(RowChoice, RowChoice.round_id == Round.id)
+        .where(Round.game_id == game_id)
+        .order_by(RowChoice.id)
+    )
+    rounds: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
+    for number, player_id, card in plays:
+        rounds.setdefault(number, ([], {}))[0].append((player_id, card))
+    for number, player_id, row in choices:
+        rounds[number][1][player_id] = row
+    return [rounds[number] for number in sorted(rounds)]
 
 
 def score_bulls(score: Score) -> int:
