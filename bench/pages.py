@@ -19,7 +19,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from driver import add_players, enter_round, play_game, start_game, start_match  # noqa: E402
+from driver import (  # noqa: E402
+    add_players,
+    choose,
+    deal,
+    enter_round,
+    pending_of,
+    play_game,
+    start_game,
+    start_match,
+)
 
 from companion import create_app  # noqa: E402
 from companion.db import db  # noqa: E402
@@ -35,13 +44,15 @@ def build(client) -> tuple[int, list[int], dict[int, int]]:
     rng = random.Random(5)
     for _ in range(4):
         play_game(client, match_id, ids, rng, chooser=lambda pending: pending.suggested)
-    # Game 5: an all-104 deal where no card is ever too low, so rounds need no choice.
-    assert start_game(client, match_id, [1, 2, 3, 4]).status_code == 303
-    rest = list(range(5, 105))
+    # Game 5: a random deal, four rounds in, too-low cards taking the suggested row.
+    hands, starting = deal(rng, PLAYERS)
+    assert start_game(client, match_id, starting).status_code == 303
     for turn in range(4):
-        plays = {pid: rest[turn * PLAYERS + seat] for seat, pid in enumerate(ids)}
+        plays = {pid: hands[seat][turn] for seat, pid in enumerate(ids)}
         assert enter_round(client, match_id, plays).status_code == 303
-    next_plays = {pid: rest[4 * PLAYERS + seat] for seat, pid in enumerate(ids)}
+        while (pending := pending_of(client, match_id)) is not None:
+            assert choose(client, match_id, pending.player, pending.suggested).status_code == 303
+    next_plays = {pid: hands[seat][4] for seat, pid in enumerate(ids)}
     return match_id, ids, next_plays
 
 

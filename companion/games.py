@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flask import Blueprint, redirect, request, url_for
 from flask_babel import gettext
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from companion import rules
@@ -16,7 +17,7 @@ from companion.db import db
 from companion.htmx import render
 from companion.matches import board, get_match
 from companion.models import Game, Play, Round, RowChoice, Score
-from companion.state import MatchState, match_state, sync_results
+from companion.state import MatchState, game_state, match_state, sync_results
 from companion.undo import last_input, undo_input
 
 bp = Blueprint("games", __name__, url_prefix="/matches/<int:match_id>")
@@ -77,7 +78,7 @@ def undo(match_id: int):
         return render("matches/undo.html", "undo", state=state, last=last,
                       stale=True), 409
     undo_input(state, last)
-    return save(state.match.id) or redirect(url_for("matches.show", match_id=match_id), 303)
+    return save(state) or redirect(url_for("matches.show", match_id=match_id), 303)
 
 
 def write(match_id: int, add):
@@ -90,23 +91,27 @@ def write(match_id: int, add):
     except Rejected as rejected:
         db.session.rollback()
         return show_with_errors(match_id, rejected.errors)
-    return save(match_id) or redirect(url_for("matches.show", match_id=match_id) + "#now", 303)
+    return save(state) or redirect(url_for("matches.show", match_id=match_id) + "#now", 303)
 
 
-def save(match_id: int):
-    """Replay, refresh the derived results, commit; on a lost race say so (None if saved)."""
-    db.session.flush()
-    db.session.expire_all()
-    match = get_match(match_id)
-    state = match_state(match)
-    if state.games:  # only the last game can have changed
-        sync_results(state.games[-1])
-    match.version += 1
+def save(state: MatchState):
+    """Refresh the last game's derived results and commit; None when saved.
+
+    A unique constraint that trips here means another phone stored the same entry
+    a moment earlier: nothing of this request is kept, and the player is told so.
+    """
     try:
+        db.session.flush()
+        last = db.session.scalars(
+            select(Game).where(Game.match_id == state.match.id).order_by(Game.number.desc())
+        ).first()
+        if last is not None:  # only the last game can have changed
+            sync_results(game_state(last, state.player_ids))
+        state.match.version += 1
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        return show_with_errors(match_id, {"form": gettext(
+        return show_with_errors(state.match.id, {"form": gettext(
             "Someone entered this at the same moment on another phone. Here is the table now.")})
     return None
 

@@ -132,7 +132,8 @@ def board(state: MatchState) -> dict:
         "end_text": state.end.describe(gettext),
         "winner_names": ", ".join(state.name(player) for player in standing.winners),
         "current": current,
-        "round_number": current.rounds_played + 1 if current else 0,
+        # The round on screen: the one waiting for a row choice, else the next to enter.
+        "round_number": current.rounds_played + (current.pending is None) if current else 0,
         "steps": steps,
         "steps_round": current.rounds_played if current else 0,
         "changed_rows": {step.row for step in steps},
@@ -141,6 +142,14 @@ def board(state: MatchState) -> dict:
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
     }
+
+
+@bp.get("/<int:match_id>/grid")
+def grid(match_id: int):
+    """The card grid's buttons, cards seen in the open game disabled (loaded by htmx)."""
+    state = match_state(get_match(match_id))
+    seen = state.current.seen if state.current else set()
+    return render("matches/grid.html", deck=state.deck, seen=seen)
 
 
 @bp.get("/<int:match_id>/scoreboard")

@@ -87,11 +87,16 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
 
 def test_a_game_with_htmx(page, console_errors, live_server, artifacts):
     """With JavaScript: htmx swaps the match, the card grid fills the focused field."""
-    play_a_game_opening(page, live_server, artifacts, "js")
+    names = play_a_game_opening(page, live_server, artifacts, "js")
     page.wait_for_function("window.htmx !== undefined")
     grid = page.locator("[data-card-grid]")
     assert grid.is_visible()
+    grid.get_by_text("Pick from all cards").click()
     assert grid.locator("button[value='41']").is_disabled()  # seen in this game
+    page.get_by_label(names[1], exact=True).fill("")
+    page.get_by_label(names[1], exact=True).focus()
+    grid.locator("button[value='77']").click()
+    assert page.get_by_label(names[1], exact=True).input_value() == "77"
     # Chromium logs every 4xx answer; the refused card above is the one expected.
     unexpected = [error for error in console_errors if "status of 422" not in error]
     assert unexpected == []

@@ -478,3 +478,40 @@ def test_pro_deck_with_three_players_uses_cards_to_34(client, app):
     assert state_of(client, match_id).standing.totals == expected.bulls()
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
     assert "Pro variant: cards 1\N{EN DASH}34" in page
+
+
+def test_card_grid_disables_the_cards_seen_in_this_game(client, trio):
+    (anna, ben, cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    html = client.get(f"/matches/{match_id}/grid").get_data(as_text=True)
+    assert html.count("<button") == 104
+    disabled = set(re.findall(r'value="(\d+)" disabled', html))
+    assert disabled == {"12", "24", "37", "40", "41", "42", "43"}
+    assert 'class="bulls-7" value="55"' in html
+
+
+def test_a_round_stored_by_another_phone_meanwhile_is_reported_not_doubled(
+        client, trio, app, monkeypatch):
+    """The unique keys catch a race the checks cannot see: nothing doubled, a clear word."""
+    from companion import games
+
+    (anna, ben, cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    original = games.add_round
+
+    def add_round_while_another_phone_writes(state, form):
+        original(state, form)
+        with db.engine.begin() as other_phone:  # commits before this request flushes
+            game_id = other_phone.execute(db.text("SELECT id FROM game")).scalar()
+            other_phone.execute(db.text(
+                "INSERT INTO round (game_id, number, created_at) VALUES (:g, 1, '2026-01-01')"),
+                {"g": game_id})
+
+    monkeypatch.setattr(games, "add_round", add_round_while_another_phone_writes)
+    response = enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    assert response.status_code == 422
+    assert "at the same moment on another phone" in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(Round)) == 1
+        assert db.session.scalar(db.select(db.func.count()).select_from(Play)) == 0

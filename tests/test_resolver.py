@@ -97,7 +97,7 @@ def test_empty_form_has_four_rows_and_four_play_lines(client):
     response = client.get("/resolve")
     assert response.status_code == 200
     page = Page(response.text)
-    assert [page.field(f"row{n}")["value"] for n in range(1, 5)] == [""] * 4
+    assert [page.field(f"row{n}").get("value", "") for n in range(1, 5)] == [""] * 4
     assert len(page.find("input", type="text")) == 4 + 2 * 4
     assert page.field("deck")
     (form,) = page.find("form", method="post")
@@ -123,7 +123,7 @@ def test_more_players_keeps_what_was_typed(client):
     page = Page(response.text)
     assert page.field("row2")["value"] == "20, 24"
     assert page.field("player3")["value"] == "Cleo"
-    assert page.field("card6")["value"] == ""
+    assert page.field("card6").get("value", "") == ""
     assert not page.find("input", name="card7")
     assert "selected" in page.find("option", value="44")[0]
     assert "What happens" not in response.text
@@ -242,7 +242,7 @@ def test_bad_input_is_shown_next_to_its_field(client, field, changes, message):
     assert message in page.note(field)
     for name, value in data.items():
         if name.startswith(("row", "player", "card")):
-            assert page.field(name)["value"] == value, name
+            assert page.field(name).get("value", "") == value, name
     invalid = [tag["name"] for _tag, tag in page.tags if tag.get("aria-invalid")]
     assert invalid == [field]
     assert not page.find("button", name="choice3")
