@@ -1,7 +1,9 @@
 """Flask extensions, created unbound and attached to the app in create_app()."""
 
 import sqlite3
+import threading
 
+from flask import has_request_context, request
 from flask_babel import Babel
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -44,3 +46,43 @@ def _configure_sqlite(dbapi_connection, _connection_record) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.close()
+        # Let SQLAlchemy say BEGIN itself (below) instead of the driver's own guess.
+        dbapi_connection.isolation_level = None
+
+
+@event.listens_for(Engine, "begin")
+def _begin_sqlite(connection) -> None:
+    """Start write requests with BEGIN IMMEDIATE, so they take the write lock up front.
+
+    A request checks its input against what it reads, then writes. With a deferred
+    BEGIN, two phones could both read the same round and one would fail to upgrade to
+    a writer ("database is locked"); IMMEDIATE makes the second wait its turn instead,
+    then read the first one's result. Reads keep a plain BEGIN and never wait.
+    """
+    if connection.dialect.name != "sqlite":
+        return
+    immediate = has_request_context() and request.method not in ("GET", "HEAD", "OPTIONS")
+    if not immediate:
+        connection.exec_driver_sql("BEGIN")
+        return
+    # Writers of this process queue on a lock first: SQLite's own wait polls in sleeps
+    # of up to 100 ms, which makes a busy table feel slow. Other processes (the CLI)
+    # still meet SQLite's lock.
+    connection.info["writer"] = WRITER.acquire(timeout=WRITER_WAIT)
+    try:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    except Exception:
+        _release_writer(connection)
+        raise
+
+
+WRITER = threading.Lock()
+WRITER_WAIT = 30  # seconds; past that, leave the waiting to SQLite
+
+
+@event.listens_for(Engine, "commit")
+@event.listens_for(Engine, "rollback")
+def _release_writer(connection) -> None:
+    """Let the next writer in once a write transaction ends."""
+    if connection.info.pop("writer", False):
+        WRITER.release()

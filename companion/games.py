@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from flask import Blueprint, redirect, request, url_for
 from flask_babel import gettext
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from companion import rules
 from companion.db import db
+from companion.derived import refresh_match
 from companion.htmx import render
+from companion.links import require_player
 from companion.matches import board, get_match
-from companion.models import Game, Play, Round, RowChoice, Score
+from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.state import MatchState, game_state, match_state, sync_results
 from companion.undo import last_input, undo_input
 
@@ -73,6 +75,7 @@ def confirm_undo(match_id: int):
 def undo(match_id: int):
     """Undo the last thing entered, if it is still the one the player confirmed."""
     state = match_state(get_match(match_id))
+    require_player(state.match)
     last = last_input(state)
     if last is None or request.form.get("expect") != last.key:
         return render("matches/undo.html", "undo", state=state, last=last,
@@ -84,29 +87,37 @@ def undo(match_id: int):
 def write(match_id: int, add):
     """Check and store one entry with ``add(state, form)``, all or nothing."""
     state = match_state(get_match(match_id))
+    require_player(state.match)
     try:
         if state.over:
             raise Rejected({"form": gettext("This match has ended. Only an undo can change it.")})
-        add(state, request.form)
+        outcome = add(state, request.form)
     except Rejected as rejected:
         db.session.rollback()
         return show_with_errors(match_id, rejected.errors)
-    return save(state) or redirect(url_for("matches.show", match_id=match_id) + "#now", 303)
+    saved = save(state, replay=outcome is not HIDDEN_ONLY)
+    return saved or redirect(url_for("matches.show", match_id=match_id) + "#live-table", 303)
 
 
-def save(state: MatchState):
+def save(state: MatchState, replay: bool = True):
     """Refresh the last game's derived results and commit; None when saved.
 
-    A unique constraint that trips here means another phone stored the same entry
-    a moment earlier: nothing of this request is kept, and the player is told so.
+    ``replay=False`` for entries that cannot change any result (hidden cards of a round
+    not complete yet): they skip the replay, which matters when a table's six phones
+    send their cards within seconds. A unique constraint that trips here means another
+    phone stored the same entry a moment earlier: nothing of this request is kept, and
+    the player is told so.
     """
     try:
         db.session.flush()
-        last = db.session.scalars(
-            select(Game).where(Game.match_id == state.match.id).order_by(Game.number.desc())
-        ).first()
-        if last is not None:  # only the last game can have changed
-            sync_results(game_state(last, state.player_ids))
+        if replay:
+            last = db.session.scalars(
+                select(Game).where(Game.match_id == state.match.id)
+                .order_by(Game.number.desc())
+            ).first()
+            if last is not None:  # only the last game can have changed
+                sync_results(game_state(last, state.player_ids))
+            refresh_match(state.match.id)  # the statistics tables (companion.derived)
         state.match.version += 1
         db.session.commit()
     except IntegrityError:
@@ -157,8 +168,15 @@ def add_cards_game(state: MatchState, form) -> None:
                         row1=cards[0], row2=cards[1], row3=cards[2], row4=cards[3]))
 
 
-def add_round(state: MatchState, form) -> None:
-    """Add a round: one card per player, checked against everything seen this game."""
+HIDDEN_ONLY = "hidden only"  # add_round stored hidden cards: no result can have changed
+
+
+def add_round(state: MatchState, form) -> str | None:
+    """Add revealed cards for the coming round, from one phone or several.
+
+    Cards wait hidden (PendingCard) until every player's card is in; the last one
+    turns them into the round, which the engine then places for everyone at once.
+    """
     game = state.current
     if game is None or game.table is None:
         raise Rejected({"form": gettext("Start a game with its four starting cards first.")})
@@ -167,19 +185,43 @@ def add_round(state: MatchState, form) -> None:
         raise Rejected({"form": gettext("First %(player)s chooses a row for %(card)d.",
                                         player=state.name(game.pending.player),
                                         card=game.pending.card)})
-    plays = [(player_id, form.get(f"card-{player_id}", "")) for player_id in state.player_ids]
+    entered = game.entered
+    typed = [(player_id, form.get(f"card-{player_id}", "").strip())
+             for player_id in state.player_ids]
+    for player_id, card in typed:
+        if card and player_id in entered:  # the form was older than that player's entry
+            raise Rejected({"form": gettext("%(player)s's card is already in.",
+                                            player=state.name(player_id))})
+    entries = [(player_id, card) for player_id, card in typed if card]
+    if not entries:
+        raise Rejected({"form": gettext("Enter at least one card.")})
+    cards = check_entries(state, game, entries)
+    number = game.rounds_played + 1
+    if len(entered) + len(cards) < len(state.player_ids):
+        db.session.add_all(PendingCard(game_id=game.game.id, round_number=number,
+                                       player_id=player_id, card=card)
+                           for player_id, card in cards)
+        return HIDDEN_ONLY
+    db.session.execute(delete(PendingCard).where(PendingCard.game_id == game.game.id))
+    plays = [Play(game_id=game.game.id, player_id=player_id, card=card)
+             for player_id, card in [*entered.items(), *cards]]
+    db.session.add(Round(game=game.game, number=number, plays=plays))
+
+
+def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
+    """Check new cards against the game and the hidden cards already entered."""
     try:
-        rules.check_plays(game.table.rows, plays, deck=state.deck, players=state.player_ids,
-                          played=game.table.played, starting=game.game.starting,
-                          name=state.name)
+        rules.check_plays(game.table.rows, entries, deck=state.deck, played=game.table.played,
+                          starting=game.game.starting, name=state.name)
     except rules.RuleError as error:
         raise Rejected({field_for(error): translate(error)}) from error
-    round_ = Round(game=game.game, number=game.rounds_played + 1)
-    round_.plays = [
-        Play(game_id=game.game.id, player_id=player_id, card=rules.parse_card(card, state.deck))
-        for player_id, card in plays
-    ]
-    db.session.add(round_)
+    cards = [(player_id, rules.parse_card(card, state.deck)) for player_id, card in entries]
+    hidden = set(game.entered.values())
+    for player_id, card in cards:
+        if card in hidden:  # say so without telling whose hidden card it is
+            raise Rejected({f"card-{player_id}": gettext(
+                "%(card)d was already entered by another player this round.", card=card)})
+    return cards
 
 
 def field_for(error: rules.RuleError) -> str:

@@ -11,6 +11,7 @@ from companion import present, rules
 from companion.chart import line_chart
 from companion.db import db
 from companion.htmx import render
+from companion.links import access, grant, me
 from companion.models import Match, Player, Seat
 from companion.players import add_player, check_new_name
 from companion.state import MatchState, match_state
@@ -69,6 +70,7 @@ def create():
     except IntegrityError:
         db.session.rollback()
         return new_match_form({"new_player": gettext("That name was just taken.")}), 422
+    grant(match, match.player_token)  # the phone that starts a match holds its player link
     return redirect(url_for("matches.show", match_id=match.id), code=303)
 
 
@@ -119,14 +121,21 @@ def show(match_id: int):
     return render("matches/show.html", "match", **board(state), form={}, errors={})
 
 
-def board(state: MatchState) -> dict:
+def board(state: MatchState, view: str = "match") -> dict:
     """What the match page shows: the current game's table, last steps, choice, score."""
     standing = state.standing
     current = state.current
     finished = state.finished_games
     last_round = current.last_round if current else None
     steps = present.step_views(last_round.steps, state.name) if last_round else []
+    level, mine = access(state.match), me(state.match)
     return {
+        "view": view,
+        "match_id": state.match.id,
+        "version": state.match.version,
+        "level": level,
+        "me": mine,
+        "form_key": form_key(state, level, mine),
         "state": state,
         "standing": standing,
         "end_text": state.end.describe(gettext),
@@ -142,6 +151,26 @@ def board(state: MatchState) -> dict:
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
     }
+
+
+def form_key(state: MatchState, level: str | None, mine: int | None) -> str:
+    """What decides this phone's entry forms: when it changes, polling replaces them."""
+    return phone_form_key(table_key(state), level, mine, state.current.entered
+                          if state.current else {})
+
+
+def table_key(state: MatchState) -> str:
+    """The part of the form key that is the same for every phone: game, round, choice."""
+    current = state.current
+    if current is None:
+        return f"{len(state.games)}:{state.over}"
+    return f"{current.number}:{current.rounds_played}:{current.pending is not None}"
+
+
+def phone_form_key(table: str, level: str | None, mine: int | None, entered) -> str:
+    """One phone's form key. Not the others' entries: a card being typed must survive
+    them (a card typed for a player who got in meanwhile is refused with a message)."""
+    return f"{table}:{level}:{mine}:{mine in entered}"
 
 
 @bp.get("/<int:match_id>/grid")

@@ -7,6 +7,7 @@ same transaction that finishes the game and rebuildable from the inputs
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime
 
 from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstraint
@@ -18,6 +19,11 @@ from companion.db import db
 def utcnow() -> datetime:
     """The current time in UTC (stored naive, read as UTC)."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+def new_token() -> str:
+    """An unguessable link secret: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
 
 
 class Player(db.Model):
@@ -39,8 +45,11 @@ class Match(db.Model):
     end_kind: Mapped[str] = mapped_column(String(12))
     end_value: Mapped[int]
     pro: Mapped[bool] = mapped_column(default=False)
-    # Bumped by every write to the match: phones compare it before they write.
+    # Bumped by every write to the match: phones poll it to know when to refresh.
     version: Mapped[int] = mapped_column(default=0)
+    # The secrets of the player link (enter cards and choices) and the watch link.
+    player_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
+    watch_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match", order_by="Seat.position", cascade="all, delete-orphan",
@@ -92,6 +101,7 @@ class Game(db.Model):
         back_populates="game", order_by="Round.number", cascade="all, delete-orphan"
     )
     scores: Mapped[list[Score]] = relationship(cascade="all, delete-orphan")
+    pending_cards: Mapped[list[PendingCard]] = relationship(cascade="all, delete-orphan")
     results: Mapped[list[GameResult]] = relationship(cascade="all, delete-orphan")
 
     __table_args__ = (
@@ -153,6 +163,23 @@ class RowChoice(db.Model):
     __table_args__ = (
         UniqueConstraint("round_id", "player_id", name="uq_choice_player"),
         CheckConstraint("row BETWEEN 1 AND 4", name="row"),
+    )
+
+
+class PendingCard(db.Model):
+    """A card one phone entered for the coming round, hidden until every card is in."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    round_number: Mapped[int]
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    card: Mapped[int]
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "round_number", "player_id", name="uq_pending_player"),
+        UniqueConstraint("game_id", "round_number", "card", name="uq_pending_card"),
+        CheckConstraint("card BETWEEN 1 AND 104", name="card"),
+        CheckConstraint("round_number BETWEEN 1 AND 10", name="round_number"),
     )
 
 

@@ -9,8 +9,10 @@ from typing import TextIO
 import qrcode
 import waitress
 from flask_migrate import upgrade
+from sqlalchemy import select
 
 from companion import create_app
+from companion.db import db
 
 # Any private address works: connect() on a UDP socket sends nothing, it only makes
 # the kernel choose the interface (and so the address) that routes towards the LAN.
@@ -54,17 +56,32 @@ def print_qr(url: str, out: TextIO | None = None) -> None:
     code.print_ascii(out=out or sys.stdout, tty=False, invert=True)
 
 
+def fill_statistics() -> None:
+    """Derive the statistics once for games played before the statistics tables existed."""
+    from companion.derived import PlayerMatchStat, rebuild_statistics
+    from companion.models import Seat
+
+    has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
+    has_statistics = db.session.scalar(select(PlayerMatchStat.id).limit(1)) is not None
+    if has_matches and not has_statistics:
+        rebuild_statistics(check=False, echo=lambda line: None)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Migrate the database, show where to connect, and serve with waitress."""
     args = parse_args(argv)
     app = create_app()
     with app.app_context():
         upgrade()
+        fill_statistics()
     url = phone_url(args.host, args.port)
     print(f"Open {url} on a phone on the same network", flush=True)
     print_qr(url)
     sys.stdout.flush()
-    waitress.serve(app, host=args.host, port=args.port, threads=8)
+    # Every phone at every table keeps a connection open while it polls; waitress
+    # allows only 100 by default, which a few busy tables would use up. It waits on
+    # select(), which cannot watch more than 1024 descriptors: stay well below.
+    waitress.serve(app, host=args.host, port=args.port, threads=8, connection_limit=900)
 
 
 if __name__ == "__main__":

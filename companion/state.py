@@ -13,7 +13,17 @@ from sqlalchemy import select
 
 from companion import rules
 from companion.db import db
-from companion.models import Game, GameResult, Match, Play, Player, Round, RowChoice, Score
+from companion.models import (
+    Game,
+    GameResult,
+    Match,
+    PendingCard,
+    Play,
+    Player,
+    Round,
+    RowChoice,
+    Score,
+)
 
 
 @dataclass
@@ -24,6 +34,8 @@ class GameState:
     table: rules.GameState | None  # cards mode only
     bulls: dict[int, int]  # by player id: so far, or final once finished
     finished: bool
+    # Cards entered for the coming round, by player id; hidden until all are in.
+    entered: dict[int, int] = field(default_factory=dict)
 
     @property
     def number(self) -> int:
@@ -151,7 +163,13 @@ def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
         return GameState(game, None, bulls, finished=True)
     table = rules.replay_game(game.starting, stored_rounds(game.id), player_ids)
     finished = len(table.rounds) == rules.HAND_SIZE and table.pending is None
-    return GameState(game, table, table.bulls(), finished)
+    return GameState(game, table, table.bulls(), finished, {} if finished else entered(game.id))
+
+
+def entered(game_id: int) -> dict[int, int]:
+    """The hidden cards entered so far for a game's coming round, by player id."""
+    query = select(PendingCard.player_id, PendingCard.card).where(PendingCard.game_id == game_id)
+    return dict(db.session.execute(query).all())
 
 
 def stored_rounds(game_id: int) -> list[tuple[list[tuple[int, int]], dict[int, int]]]:

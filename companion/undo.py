@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from flask_babel import gettext
+from flask_babel import gettext, ngettext
 
 from companion.db import db
 from companion.state import MatchState
@@ -27,6 +27,12 @@ def last_input(state: MatchState) -> LastInput | None:
     if game.game.mode == "scores":
         return LastInput(f"game:{game.game.id}",
                          gettext("the typed scores of game %(game)d", game=number), game.game)
+    if game.entered:
+        return LastInput(f"entered:{game.game.id}:{len(game.entered)}",
+                         ngettext("the %(num)d card entered so far for round %(round)d",
+                                  "the %(num)d cards entered so far for round %(round)d",
+                                  len(game.entered), round=game.rounds_played + 1),
+                         game.game.pending_cards)
     if not game.game.rounds:
         cards = ", ".join(str(card) for card in game.game.starting)
         return LastInput(f"game:{game.game.id}",
@@ -48,4 +54,6 @@ def last_input(state: MatchState) -> LastInput | None:
 
 def undo_input(state: MatchState, last: LastInput) -> None:
     """Delete the entry in the session (the caller commits)."""
-    db.session.delete(last.entry)
+    entries = last.entry if isinstance(last.entry, list) else [last.entry]
+    for entry in entries:
+        db.session.delete(entry)

@@ -1,0 +1,170 @@
+"""Player and watch links: who may enter cards on a match, who may only look, and invites.
+
+A phone holds a match's link token in its (signed) session; every request compares it
+with the match's current tokens in constant time, so renewing the tokens locks out
+every phone that joined with the old ones.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from urllib.parse import urlsplit
+
+import qrcode
+import qrcode.image.svg
+from flask import Blueprint, abort, current_app, redirect, request, session, url_for
+from markupsafe import Markup
+
+from companion.db import db
+from companion.htmx import render
+from companion.models import Match, new_token
+from companion.serve import lan_address
+
+bp = Blueprint("links", __name__, url_prefix="/matches/<int:match_id>")
+
+PLAYER = "player"
+WATCH = "watch"
+LINKS = "links"  # session key: {match id: token}
+ME = "me"  # session key: {match id: player id} ("I am Anna")
+
+
+def access(match: Match) -> str | None:
+    """What this phone may do on the match: PLAYER, WATCH or None (look only)."""
+    return token_level(match, session.get(LINKS, {}).get(str(match.id)))
+
+
+def token_level(match: Match, token: object) -> str | None:
+    """PLAYER or WATCH for the match's current tokens, compared in constant time."""
+    return level_for(match.player_token, match.watch_token, token)
+
+
+def level_for(player_token: str, watch_token: str, token: object) -> str | None:
+    """PLAYER or WATCH if ``token`` is one of these two, compared in constant time."""
+    if not isinstance(token, str):
+        return None
+    if hmac.compare_digest(token.encode(), player_token.encode()):
+        return PLAYER
+    if hmac.compare_digest(token.encode(), watch_token.encode()):
+        return WATCH
+    return None
+
+
+def grant(match: Match, token: str) -> None:
+    """Remember on this phone the link it opened (or created) for the match."""
+    links = dict(session.get(LINKS, {}))
+    links[str(match.id)] = token
+    session[LINKS] = links
+
+
+def require_player(match: Match) -> None:
+    """Refuse (403) a write from a phone without the match's player link."""
+    if access(match) != PLAYER:
+        abort(403)
+
+
+def me(match: Match) -> int | None:
+    """The player this phone said it is, for entering only their own card."""
+    value = session.get(ME, {}).get(str(match.id))
+    return value if isinstance(value, int) else None
+
+
+def get_match(match_id: int) -> Match:
+    """The match, or 404."""
+    return db.get_or_404(Match, match_id)
+
+
+@bp.get("/join/<token>")
+def join(match_id: int, token: str):
+    """Open a player or watch link: this phone remembers it and shows the match."""
+    match = get_match(match_id)
+    if token_level(match, token) is None:
+        abort(404)
+    grant(match, token)
+    return redirect(url_for("matches.show", match_id=match.id), 303)
+
+
+@bp.get("/invite")
+def invite(match_id: int):
+    """QR codes and short links for other phones: the player link only for players."""
+    match = get_match(match_id)
+    level = access(match)
+    if level is None:
+        abort(403)
+    return render("links/invite.html", "invite", match=match, level=level,
+                  player=invite_link(match, match.player_token) if level == PLAYER else None,
+                  watch=invite_link(match, match.watch_token))
+
+
+@bp.post("/invite/renew")
+def renew(match_id: int):
+    """Give the match new links; phones that joined with the old ones are locked out."""
+    match = get_match(match_id)
+    require_player(match)
+    match.player_token, match.watch_token = new_token(), new_token()
+    match.version += 1
+    db.session.commit()
+    grant(match, match.player_token)
+    return redirect(url_for("links.invite", match_id=match.id), 303)
+
+
+@bp.post("/me")
+def choose_me(match_id: int):
+    """Remember which player this phone belongs to ("I am Anna"), or forget it."""
+    match = get_match(match_id)
+    value = request.form.get("player", "")
+    ids = {seat.player_id for seat in match.seats}
+    mine = dict(session.get(ME, {}))
+    if value.isdigit() and int(value) in ids:
+        mine[str(match.id)] = int(value)
+    else:
+        mine.pop(str(match.id), None)
+    session[ME] = mine
+    return redirect(url_for("matches.show", match_id=match.id), 303)
+
+
+class Invite:
+    """A link to share: its address and the QR code that carries it."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.qr = qr_svg(url)
+
+
+def invite_link(match: Match, token: str) -> Invite:
+    """The join link for a token, at an address other phones can reach."""
+    path = url_for("links.join", match_id=match.id, token=token)
+    return Invite(public_base_url() + path)
+
+
+def public_base_url() -> str:
+    """Where phones reach this server: the configured PUBLIC_URL, else the LAN address.
+
+    Never localhost: a phone scanning "127.0.0.1" would ask itself.
+    """
+    configured = current_app.config.get("PUBLIC_URL")
+    if configured:
+        return str(configured).rstrip("/")
+    parts = urlsplit(request.host_url)
+    host = parts.hostname or ""
+    if is_loopback(host):
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{lan_address()}{port}"
+    return request.host_url.rstrip("/")
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses, which no other phone can reach."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def qr_svg(url: str) -> Markup:
+    """The URL as an inline SVG QR code (paths and attributes only: CSP-safe)."""
+    image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, border=2)
+    svg = image.to_string(encoding="unicode")
+    return Markup(svg.replace("<svg ", '<svg class="qr" role="img" aria-hidden="true" ', 1))

@@ -1,0 +1,97 @@
+"""Two phones and a watcher on one match, in Chromium: each enters their own card, live."""
+
+import itertools
+import re
+
+import pytest
+from conftest import new_phone_context
+from test_browser_match import add_player, enter_cards, fits_the_phone, start_match
+
+pytestmark = pytest.mark.browser
+
+_names = itertools.count(1)
+
+
+def invite_links(page, live_server) -> tuple[str, str]:
+    """The player and watch links from the invite page of the match open in ``page``."""
+    page.get_by_role("link", name="Invite").click()
+    links = page.locator(".invite-link").all_inner_texts()
+    player = next(link for link in links if "/join/" in link)
+    assert not any("127.0.0.1" in link or "localhost" in link for link in links)
+    # The QR code carries the LAN address; this test reaches the server on loopback.
+    return tuple(re.sub(r"^https?://[^/]+", live_server, link) for link in (player, links[-1]))
+
+
+def i_am(page, name: str) -> None:
+    """Tell the phone whose card it enters."""
+    page.get_by_label("Everyone on their own phone? Who are you?").select_option(
+        label=f"I am {name}")
+    page.get_by_role("button", name="That's me").click()
+    page.get_by_text(f"You are {name} on this phone.").wait_for()
+
+
+def test_two_phones_enter_their_own_cards_and_a_watcher_follows(
+        browser, page, live_server, artifacts):
+    anna, ben = f"Ann{next(_names)}", f"Bo{next(_names)}"
+    for name in (anna, ben):
+        add_player(page, live_server, name)
+    start_match(page, live_server, [anna, ben])
+    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+    match_url = page.url.split("#")[0]
+    player_link, watch_link = invite_links(page, live_server)
+
+    bens_context = new_phone_context(browser)
+    watch_context = new_phone_context(browser)
+    try:
+        bens_phone = bens_context.new_page()
+        bens_phone.goto(player_link)
+        watcher = watch_context.new_page()
+        watcher.goto(watch_link)
+
+        page.goto(match_url)
+        i_am(page, anna)
+        i_am(bens_phone, ben)
+
+        # Anna enters hers: Ben's phone shows that Anna is in, not which card.
+        bens_phone.get_by_label(ben, exact=True).fill("4")  # typing, not yet sent
+        page.get_by_label(anna, exact=True).fill("41")
+        page.get_by_role("button", name="Send my card").click()
+        bens_phone.locator(".entered .is-in").filter(has_text=anna).wait_for(timeout=5000)
+        assert "41" not in bens_phone.locator("#live-table").inner_text()
+        assert bens_phone.get_by_label(ben, exact=True).input_value() == "4"  # kept
+        fits_the_phone(bens_phone)
+        bens_phone.screenshot(path=artifacts / "phones-waiting.png", full_page=True)
+
+        # Ben's card completes the round: it resolves on every screen within 2 s.
+        bens_phone.get_by_label(ben, exact=True).fill("42")
+        bens_phone.get_by_role("button", name="Send my card").click()
+        for screen in (page, bens_phone, watcher):
+            screen.get_by_text("42 goes to row 4").wait_for(timeout=5000)
+
+        # The watcher has no way to enter anything, and a forged post is refused.
+        assert watcher.locator("form.round-form").count() == 0
+        assert watcher.get_by_role("link", name="Undo…").count() == 0
+        forged = watcher.request.post(f"{match_url}/rounds",
+                                      form={"card-1": "50", "game": "1", "round": "2"})
+        assert forged.status == 403
+        watcher.screenshot(path=artifacts / "phones-watcher.png", full_page=True)
+    finally:
+        bens_context.close()
+        watch_context.close()
+
+
+def test_table_view_in_landscape(browser, live_server, artifacts):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        tv = context.new_page()
+        name_a, name_b = f"Tv{next(_names)}", f"Tw{next(_names)}"
+        for name in (name_a, name_b):
+            add_player(tv, live_server, name)
+        start_match(tv, live_server, [name_a, name_b])
+        enter_cards(tv, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+        tv.get_by_role("link", name="Table view").click()
+        tv.locator(".tv .table-rows").wait_for()
+        assert tv.evaluate("document.documentElement.scrollWidth") <= 1280
+        tv.screenshot(path=artifacts / "table-view.png")
+    finally:
+        context.close()
