@@ -1,0 +1,221 @@
+"""Derived statistics tables: per game and player, per rival, per match and player.
+
+Like ``GameResult`` these are results, not inputs: their values are computed by
+``companion.figures`` from the engine's steps and the stored game results, written in
+the same transaction as the game results (``refresh_match``, called by ``games.save``),
+and rebuildable from the inputs (``flask --app companion rebuild``, see ``rebuild``).
+Every table cascades with its match or game, so a deleted match leaves no trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, UniqueConstraint, delete, insert, select
+from sqlalchemy.orm import Mapped, mapped_column
+
+from companion import rules
+from companion.db import db
+from companion.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
+from companion.models import Game, Match
+from companion.state import game_state, match_state, stored_results
+
+
+class PlayerGameStat(db.Model):
+    """Derived: one player's figures in one finished game; card figures NULL for scores."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    bulls: Mapped[int]
+    cards: Mapped[bool]  # entered card by card; the figures below only then
+    sixth_takes: Mapped[int | None]
+    too_low_takes: Mapped[int | None]
+    clean_rounds: Mapped[int | None]  # rounds in which the player took no bulls
+    fives: Mapped[int | None]  # 55s caught (0 or 1)
+    worst_round: Mapped[int | None]  # most bulls taken in one round
+    worst_round_number: Mapped[int | None]  # the first round with that many
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "player_id", name="uq_game_stat_player"),
+        # Covering: a player's sums and head to head read the index alone, not the rows.
+        Index("ix_game_stat_player", "player_id", "cards", "bulls", "sixth_takes",
+              "too_low_takes", "clean_rounds", "fives", "worst_round", "game_id"),
+        Index("ix_game_stat_match", "match_id"),
+    )
+
+
+class NemesisCount(db.Model):
+    """Derived: in one game, how often a rival's card filled a row the player took.
+
+    The rival is the *filler* defined in ``companion.figures`` (the nemesis).
+    """
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    rival_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    takes: Mapped[int]
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "player_id", "rival_id", name="uq_nemesis_rival"),
+        Index("ix_nemesis_player", "player_id"),
+        Index("ix_nemesis_match", "match_id"),
+    )
+
+
+class PlayerMatchStat(db.Model):
+    """Derived: one player's figures in a match that has at least one finished game.
+
+    AUTOINCREMENT: ids are never reused, so (count, max id) fingerprints the table for
+    the ratings cache (rows are replaced, never updated).
+    """
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    played_at: Mapped[datetime]  # the match's created_at, for the period filter
+    players: Mapped[int]  # seats in the match, for the players filter
+    games: Mapped[int]  # finished games
+    bulls: Mapped[int]  # total over the finished games
+    best_game: Mapped[int]  # fewest bulls in one game
+    worst_game: Mapped[int]  # most bulls in one game
+    finished: Mapped[bool]  # rules.standing(...).over
+    rank: Mapped[int | None]  # finished only: 1 + players with fewer bulls
+    won: Mapped[bool]
+    winners: Mapped[int]  # how many share the win (0 while not finished)
+
+    __table_args__ = (
+        UniqueConstraint("match_id", "player_id", name="uq_match_stat_player"),
+        Index("ix_match_stat_player", "player_id"),
+        Index("ix_match_stat_played", "played_at", "match_id"),
+        {"sqlite_autoincrement": True},
+    )
+
+
+# ---------------------------------------------------------------------------
+# Reading and writing the tables
+
+
+def stored_rows(match_ids: Sequence[int] | None = None,
+                tables: Sequence[str] = ("games", "rivals", "matches")) -> dict[str, set]:
+    """The derived rows as stored, as sets of value tuples (all matches, or some)."""
+    found = {}
+    for name in tables:
+        model, row = TABLES[name]
+        query = select(*(getattr(model, column) for column in row._fields))
+        if match_ids is not None:
+            query = query.where(model.match_id.in_(match_ids))
+        found[name] = {row._make(values) for values in db.session.execute(query)}
+    return found
+
+
+def write_rows(games: Sequence[GameRow], rivals: Sequence[NemesisRow],
+               matches: Sequence[MatchRow]) -> None:
+    """Insert derived rows in bulk (the caller deletes what they replace)."""
+    for model, rows in ((PlayerGameStat, games), (NemesisCount, rivals),
+                        (PlayerMatchStat, matches)):
+        if rows:
+            db.session.execute(insert(model), [row._asdict() for row in rows])
+
+
+def delete_rows(match_id: int, game_ids: Sequence[int] | None = None) -> None:
+    """Delete a match's derived rows: the games' rows given, else everything."""
+    for model in (PlayerGameStat, NemesisCount):
+        query = delete(model).where(model.match_id == match_id)
+        if game_ids is not None:
+            query = query.where(model.game_id.in_(game_ids))
+        db.session.execute(query)
+    if game_ids is None:
+        db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
+
+
+def refresh_match(match_id: int) -> None:
+    """Bring a match's derived rows in line with its game results (inside the write).
+
+    Called after every write to a match: games whose results appeared or changed are
+    replayed for their figures, games that lost them (undo) lose theirs, and the match
+    rows are replaced when their values differ. Nothing is written when nothing changed.
+    """
+    db.session.flush()
+    match = db.session.get(Match, match_id)
+    if match is None:
+        return
+    results = stored_results(match_id)
+    have: dict[int, dict[int, int]] = {}
+    query = select(PlayerGameStat.game_id, PlayerGameStat.player_id, PlayerGameStat.bulls)
+    for game_id, player_id, bulls in db.session.execute(
+            query.where(PlayerGameStat.match_id == match_id)):
+        have.setdefault(game_id, {})[player_id] = bulls
+    stale = [game_id for game_id in have if have[game_id] != results.get(game_id)]
+    fresh = [game_id for game_id in results if have.get(game_id) != results[game_id]]
+    if stale:
+        delete_rows(match_id, stale)
+    player_ids = [seat.player_id for seat in match.seats]
+    games, rivals = [], []
+    for game_id in fresh:
+        game = db.session.get(Game, game_id)
+        table = game_state(game, player_ids).table
+        more_games, more_rivals = game_rows(game_id, match_id, results[game_id], table)
+        games += more_games
+        rivals += more_rivals
+    end = rules.EndCondition(match.end_kind, match.end_value)
+    wanted = set(match_rows(match_id, match.created_at, player_ids, end,
+                            [results[game_id] for game_id in sorted(results)]))
+    matches = []
+    if wanted != stored_rows([match_id], ["matches"])["matches"]:
+        db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
+        matches = sorted(wanted)
+    write_rows(games, rivals, matches)
+
+
+def replayed_rows(match: Match) -> dict[str, set]:
+    """A match's derived rows computed from its inputs alone (every game replayed)."""
+    state = match_state(match, replay_all=True)
+    games, rivals = set(), set()
+    for game in state.finished_games:
+        more_games, more_rivals = game_rows(game.game.id, match.id, game.bulls, game.table)
+        games.update(more_games)
+        rivals.update(more_rivals)
+    matches = match_rows(match.id, match.created_at, state.player_ids, state.end,
+                         [game.bulls for game in state.finished_games])
+    return {"games": games, "rivals": rivals, "matches": set(matches)}
+
+
+def rebuild(check: bool, echo=print) -> tuple[int, int]:
+    """Recompute every match's derived rows from the inputs; fix them unless ``check``.
+
+    Returns (matches, differing); ``echo`` reports each differing match. Rows of a
+    match that no longer exists cannot remain: every table cascades with its match.
+    """
+    matches = differing = 0
+    for match in db.session.scalars(select(Match).order_by(Match.id)):
+        matches += 1
+        wanted = replayed_rows(match)
+        stored = stored_rows([match.id])
+        if wanted == stored:
+            continue
+        differing += 1
+        names = ", ".join(name for name in TABLES if wanted[name] != stored[name])
+        echo(f"match {match.id}: derived statistics differ ({names})")
+        if not check:
+            delete_rows(match.id)
+            write_rows(*(sorted(wanted[name]) for name in TABLES))
+    return matches, differing
+
+
+def rebuild_statistics(check: bool, echo=print) -> int:
+    """``flask --app companion rebuild``'s part for these tables; returns how many differ."""
+    matches, differing = rebuild(check, echo)
+    if not check:
+        db.session.commit()
+    verb = "found" if check else "rebuilt"
+    echo(f"{matches} matches' statistics replayed, {differing} {verb} differing.")
+    return differing
+
+
+TABLES = {"games": (PlayerGameStat, GameRow), "rivals": (NemesisCount, NemesisRow),
+          "matches": (PlayerMatchStat, MatchRow)}

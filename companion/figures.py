@@ -1,0 +1,122 @@
+"""A finished game's and a match's statistics as plain values: pure, no database.
+
+``companion.derived`` stores these values; the benchmark and the tests call them too.
+They read what the rules engine did (``rules.Step``) and never apply a rule themselves.
+
+The nemesis is defined here, once (the player page says the same in words): when a
+player's card is the sixth card of a row (``rules.SIXTH``), the engine's step lists the
+five cards taken in row order; the fifth of them is the card that filled the row. Its
+owner (the player who played it, in this round or an earlier one) is the *filler* of
+that take, and ``NemesisRow`` counts takes by filler. A player who filled the row
+themselves counts for nobody; a too-low take has no filler, because the taker chose the
+row. A player's nemesis is the filler with the most takes over all games (ties share).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+from companion import rules
+
+
+class GameRow(NamedTuple):
+    """A PlayerGameStat row's values."""
+
+    game_id: int
+    match_id: int
+    player_id: int
+    bulls: int
+    cards: bool
+    sixth_takes: int | None = None
+    too_low_takes: int | None = None
+    clean_rounds: int | None = None
+    fives: int | None = None
+    worst_round: int | None = None
+    worst_round_number: int | None = None
+
+
+class NemesisRow(NamedTuple):
+    """A NemesisCount row's values."""
+
+    game_id: int
+    match_id: int
+    player_id: int
+    rival_id: int
+    takes: int
+
+
+class MatchRow(NamedTuple):
+    """A PlayerMatchStat row's values."""
+
+    match_id: int
+    player_id: int
+    played_at: datetime
+    players: int
+    games: int
+    bulls: int
+    best_game: int
+    worst_game: int
+    finished: bool
+    rank: int | None
+    won: bool
+    winners: int
+
+
+def game_rows(game_id: int, match_id: int, bulls: Mapping[int, int],
+              table: rules.GameState | None) -> tuple[list[GameRow], list[NemesisRow]]:
+    """The figures of one finished game: from its replayed steps, or bulls only (scores)."""
+    if table is None:
+        return [GameRow(game_id, match_id, player, count, False)
+                for player, count in bulls.items()], []
+    players = list(bulls)
+    zero = dict.fromkeys(players, 0)
+    sixth, too_low, clean, fives, worst = dict(zero), dict(zero), dict(zero), dict(zero), {}
+    fillers: dict[tuple[int, int], int] = {}
+    owner: dict[int, int] = {}
+    for number, result in enumerate(table.rounds, 1):
+        taken = dict(zero)
+        for step in result.steps:
+            owner[step.card] = step.player
+            if step.action == rules.PLACED:
+                continue
+            taken[step.player] += step.bulls
+            fives[step.player] += 55 in step.taken
+            if step.action == rules.TOO_LOW:
+                too_low[step.player] += 1
+                continue
+            sixth[step.player] += 1
+            filler = owner.get(step.taken[-1])  # the fifth card of the row
+            if filler is not None and filler != step.player:
+                key = (step.player, filler)
+                fillers[key] = fillers.get(key, 0) + 1
+        for player, count in taken.items():
+            clean[player] += count == 0
+            if count > worst.get(player, (0, None))[0]:
+                worst[player] = (count, number)
+    rows = [GameRow(game_id, match_id, player, bulls[player], True, sixth[player],
+                    too_low[player], clean[player], fives[player],
+                    *worst.get(player, (0, None)))
+            for player in players]
+    rivals = [NemesisRow(game_id, match_id, player, rival, takes)
+              for (player, rival), takes in sorted(fillers.items())]
+    return rows, rivals
+
+
+def match_rows(match_id: int, played_at: datetime, player_ids: Sequence[int],
+               end: rules.EndCondition, games: Sequence[Mapping[int, int]]) -> list[MatchRow]:
+    """Each player's figures in a match from its finished games' bulls (none: no rows)."""
+    if not games:
+        return []
+    standing = rules.standing(player_ids, games, end)
+    totals = standing.totals
+    rows = []
+    for player in player_ids:
+        per_game = [game.get(player, 0) for game in games]
+        rank = 1 + sum(total < totals[player] for total in totals.values())
+        rows.append(MatchRow(
+            match_id, player, played_at, len(player_ids), len(games), totals[player],
+            min(per_game), max(per_game), standing.over, rank if standing.over else None,
+            player in standing.winners, len(standing.winners)))
+    return rows

@@ -1,0 +1,100 @@
+"""Skill ratings: OpenSkill's Plackett-Luce model over finished matches, kept in memory.
+
+Each finished match is one multiplayer game for the model, every player a team of one,
+ranked by total bulls: fewest first, equal totals share a rank (``PlayerMatchStat.rank``).
+A player's shown rating is the conservative ordinal mu - 3 sigma (the skill they have
+at least, with high confidence), with sigma as its uncertainty; new players start at
+mu 25, sigma 25/3, so at 0.
+
+Why in memory: ratings are a pure function of the ordered list of rated matches, which
+the derived tables give in one query. Rating 5,000 matches takes about a third of a
+second, so the run is cached per filter (in ``app.extensions``). A request whose list
+begins with the cached list (matches finished since) rates only the new matches; any
+other change (an undo, a deleted match, an import of older ones) rates from scratch.
+A restart simply rates again on the first request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple
+
+from flask import current_app
+from openskill.models import PlackettLuce, PlackettLuceRating
+
+MODEL = PlackettLuce()
+CACHE_KEY = "companion.ratings"
+CACHE_SIZE = 16  # filters kept; a household uses a handful
+_lock = threading.Lock()
+
+
+class Ranked(NamedTuple):
+    """One finished match as the model sees it: its players' ranks, 1 = fewest bulls."""
+
+    match_id: int
+    ranks: tuple[tuple[int, int], ...]  # (player id, rank), by player id
+
+
+class Rating(NamedTuple):
+    """A player's skill after some matches: the model's mu and sigma."""
+
+    mu: float
+    sigma: float
+
+    @property
+    def ordinal(self) -> float:
+        """The shown rating, mu - 3 sigma."""
+        return self.mu - 3 * self.sigma
+
+
+
+
+class RatingRun:
+    """The ratings after an ordered list of matches, with each player's history."""
+
+    def __init__(self) -> None:
+        self.inputs: list[Ranked] = []
+        # The model's own rating objects; ``rate`` returns new ones, so they are shared.
+        self.current: dict[int, PlackettLuceRating] = {}
+        # Each player's rating before their latest match, for the trend (None: the start).
+        self.before: dict[int, PlackettLuceRating | None] = {}
+        # Each player's ordinal after each of their matches: (index into inputs, ordinal).
+        self.history: dict[int, list[tuple[int, float]]] = {}
+
+    def extended(self, more: Sequence[Ranked]) -> RatingRun:
+        """A new run: this one's ratings, then ``more`` matches (this run stays as it is)."""
+        run = RatingRun()
+        run.inputs = [*self.inputs, *more]
+        run.current, run.before = dict(self.current), dict(self.before)
+        run.history = {player: list(points) for player, points in self.history.items()}
+        for index, match in enumerate(more, len(self.inputs)):
+            run.rate(index, match)
+        return run
+
+    def rate(self, index: int, match: Ranked) -> None:
+        """Update the ratings of one match's players."""
+        players = [player for player, _rank in match.ranks]
+        old = [self.current.get(player) for player in players]
+        teams = [[rating or MODEL.rating()] for rating in old]
+        rated = MODEL.rate(teams, ranks=[rank for _player, rank in match.ranks])
+        for player, previous, (new,) in zip(players, old, rated, strict=True):
+            self.before[player] = previous
+            self.current[player] = new
+            self.history.setdefault(player, []).append((index, new.ordinal()))
+
+
+def rated(key: Hashable, inputs: Sequence[Ranked]) -> RatingRun:
+    """The ratings after ``inputs``, reusing the cached run for ``key`` where it can."""
+    cache: dict[Hashable, RatingRun] = current_app.extensions.setdefault(CACHE_KEY, {})
+    with _lock:
+        run = cache.pop(key, None) or RatingRun()
+        done = len(run.inputs)
+        if done > len(inputs) or run.inputs != list(inputs[:done]):
+            run, done = RatingRun(), 0
+        if done < len(inputs):
+            run = run.extended(inputs[done:])
+        cache[key] = run  # last used last: the oldest key goes first
+        while len(cache) > CACHE_SIZE:
+            del cache[next(iter(cache))]
+    return run
