@@ -1,0 +1,139 @@
+"""Backup and move: export everything as one JSON file, import it, a match as CSV.
+
+The web pages and the command line (``flask --app companion export [FILE]`` and
+``import FILE``) share one export and one import; the format is in the README
+("Backup format"). Import checks the whole file first, then writes in one transaction.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from flask import Blueprint, Flask, Response, current_app, redirect, request, session, url_for
+from flask.cli import with_appcontext
+from flask_babel import gettext
+from sqlalchemy import func, select
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from companion.backup.check import read_backup
+from companion.backup.document import dump, export_document, match_csv
+from companion.backup.fields import BackupError
+from companion.backup.load import import_backup
+from companion.db import csrf, db
+from companion.htmx import render
+from companion.links import grant
+from companion.matches import get_match
+from companion.models import Match, Player, utcnow
+from companion.state import match_state
+
+bp = Blueprint("backup", __name__)
+
+# A household's whole history is a few MB; the app's default request limit is 64 KB.
+DEFAULT_MAX_UPLOAD = 64 * 1024 * 1024
+REPORT_KEY = "backup_report"
+MAX_GRANTS = 10
+
+
+def backup_page(errors: dict[str, str], report: dict | None = None):
+    """The backup page: what is stored, the export link and the import form."""
+    counts = {
+        "players": db.session.scalar(select(func.count(Player.id))),
+        "matches": db.session.scalar(select(func.count(Match.id))),
+    }
+    return render("backup/index.html", "backup", counts=counts, errors=errors, report=report)
+
+
+@bp.get("/backup")
+def index():
+    """Export everything, or import a backup file."""
+    return backup_page({}, session.pop(REPORT_KEY, None))
+
+
+@bp.get("/backup/export.json")
+def export_json():
+    """Every player and match as one JSON file, to download."""
+    now = utcnow()
+    name = f"6nimmt-companion-{now:%Y-%m-%d}.json"
+    return Response(dump(export_document(now)), mimetype="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@bp.post("/backup/import")
+@csrf.exempt  # checked below, once the larger upload limit is in place
+def import_file():
+    """Import a backup file: all of it, or nothing with a message (422)."""
+    request.max_content_length = current_app.config.get("BACKUP_MAX_UPLOAD", DEFAULT_MAX_UPLOAD)
+    try:
+        if current_app.config.get("WTF_CSRF_ENABLED", True):
+            csrf.protect()
+        upload = request.files.get("file")
+    except RequestEntityTooLarge:
+        limit = request.max_content_length // (1024 * 1024)
+        return backup_page({"file": gettext("The file is larger than %(mb)d MB.", mb=limit)}), 422
+    if upload is None or not upload.filename:
+        return backup_page({"file": gettext("Choose a backup file to import.")}), 422
+    try:
+        report = import_backup(read_backup(upload.read()))
+    except BackupError as error:
+        return backup_page({"file": error.message(gettext)}), 422
+    session[REPORT_KEY] = report.as_dict()
+    # Links are new on import: this phone gets the player link of matches still being
+    # played, so it can go on, invite the others, or delete them (a few: it is a cookie).
+    for match_id in report.in_progress[-MAX_GRANTS:]:
+        match = db.session.get(Match, match_id)
+        grant(match, match.player_token)
+    return redirect(url_for("backup.index"), code=303)
+
+
+@bp.get("/matches/<int:match_id>/export.csv")
+def match_csv_file(match_id: int):
+    """One match for a spreadsheet: bulls per game and player, and the totals."""
+    state = match_state(get_match(match_id))
+    text = match_csv(state, gettext("Game"), gettext("Total"))
+    name = f"6nimmt-match-{match_id}-{state.match.created_at:%Y-%m-%d}.csv"
+    return Response(text, mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@click.command("export")
+@click.argument("file", required=False)
+@with_appcontext
+def export_command(file: str | None) -> None:
+    """Write every player and match as one JSON backup to FILE (or to standard output)."""
+    document = export_document()
+    text = dump(document)
+    if file in (None, "-"):
+        click.echo(text, nl=False)
+        return
+    path = Path(file)
+    partial = path.with_name(path.name + ".partial")  # never leave half a backup behind
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+    click.echo(f"Exported {len(document['players'])} players and "
+               f"{len(document['matches'])} matches to {path}.", err=True)
+
+
+@click.command("import")
+@click.argument("file")
+@with_appcontext
+def import_command(file: str) -> None:
+    """Import a JSON backup from FILE (- for standard input); what is already here stays."""
+    try:
+        raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as error:
+        raise click.ClickException(f"Cannot read {file}: {error.strerror}.") from None
+    try:
+        report = import_backup(read_backup(raw))
+    except BackupError as error:
+        raise click.ClickException(error.message()) from None
+    click.echo(f"Players: {report.players_added} added, {report.players_kept} already here. "
+               f"Matches: {report.matches_added} added, {report.matches_kept} already here "
+               "(skipped).")
+
+
+def register_cli(app: Flask) -> None:
+    """Attach ``export`` and ``import`` to the app's command line."""
+    app.cli.add_command(export_command)
+    app.cli.add_command(import_command)

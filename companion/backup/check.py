@@ -1,0 +1,311 @@
+"""Reading a backup: the whole file is checked before anything is written.
+
+``read_backup`` turns the file's bytes into a ``Backup`` of players and matches, every
+round replayed through ``companion.rules`` (the same checks the table applies), and each
+finished game's bulls derived by the engine. Anything wrong raises ``BackupError``
+with a message that says where (match, game, round) and what.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from companion import rules
+from companion.backup.document import FORMAT, VERSION, match_identity
+from companion.backup.fields import BackupError, cards_of, object_with, time_of, value_of
+from companion.models import Score
+from companion.players import clean_name, name_key
+from companion.rules import N_
+from companion.state import score_bulls
+
+
+@dataclass
+class GameIn:
+    """One game from the file, checked; ``results`` once it is finished."""
+
+    mode: str
+    created_at: datetime
+    starting: list[int] = field(default_factory=list)
+    rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
+    scores: list[int | list[int]] = field(default_factory=list)
+    results: dict[str, int] | None = None
+
+
+@dataclass
+class MatchIn:
+    """One match from the file, checked."""
+
+    created_at: datetime
+    end: rules.EndCondition
+    pro: bool
+    seats: list[str]
+    games: list[GameIn]
+
+    @property
+    def identity(self) -> tuple:
+        """The match's identity (see ``document.match_identity``)."""
+        return match_identity(self.created_at, self.seats)
+
+
+@dataclass
+class PlayerIn:
+    """One household player from the file."""
+
+    name: str
+    archived: bool
+    created_at: datetime
+
+
+@dataclass
+class Backup:
+    """A whole checked file."""
+
+    players: list[PlayerIn]
+    matches: list[MatchIn]
+
+
+def read_backup(raw: bytes) -> Backup:
+    """Check a whole backup file; return it ready to import, or raise BackupError."""
+    data = read_header(raw)
+    time_of(data, "exported_at")
+    players = read_players(value_of(data, "players", list))
+    names = {player.name for player in players}
+    matches = []
+    for number, entry in enumerate(value_of(data, "matches", list), 1):
+        try:
+            matches.append(read_match(entry, names))
+        except BackupError as error:
+            started = entry.get("created_at") if isinstance(entry, dict) else None
+            if isinstance(started, str) and started[:10]:
+                raise error.at(N_("Match %(number)d (started %(date)s)"), number=number,
+                               date=started[:10]) from None
+            raise error.at(N_("Match %(number)d"), number=number) from None
+    check_distinct(matches)
+    return Backup(players, matches)
+
+
+def read_header(raw: bytes) -> dict:
+    """The file as JSON, if it is a backup of a format version this companion reads."""
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise BackupError(N_("This is not a backup of the companion: it is not text "
+                             "(UTF-8).")) from None
+    except json.JSONDecodeError as error:
+        raise BackupError(N_("This is not a backup of the companion: it is not JSON "
+                             "(line %(line)d, column %(column)d)."),
+                          line=error.lineno, column=error.colno) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BackupError(N_("This is not a backup of the companion: its “format” is not "
+                             "“%(format)s”."), format=FORMAT)
+    version = value_of(data, "version", int)
+    if version > VERSION:
+        raise BackupError(N_("This backup has format version %(version)d, from a newer "
+                             "companion; this one reads version %(supported)d. Update the "
+                             "companion first."), version=version, supported=VERSION)
+    if version < VERSION:
+        raise BackupError(N_("Unknown backup format version %(version)d."), version=version)
+    return object_with(data, ("format", "version", "exported_at", "players", "matches"))
+
+
+def read_players(entries: list) -> list[PlayerIn]:
+    """The players list: usable names, each player once (names compared ignoring case)."""
+    players, keys = [], {}
+    for number, entry in enumerate(entries, 1):
+        try:
+            data = object_with(entry, ("name", "archived", "created_at"))
+            name = value_of(data, "name", str)
+            cleaned, reason = clean_name(name)  # reason: already in the page's language
+            if reason is not None:
+                raise BackupError(N_("“%(name)s” is not a usable name: %(reason)s"),
+                                  name=name[:40], reason=reason)
+            if cleaned != name:
+                raise BackupError(N_("“%(name)s” has spaces at its start or end, or two in "
+                                     "a row."), name=name[:40])
+            if name_key(name) in keys:
+                raise BackupError(N_("“%(name)s” is already in the list as “%(other)s”."),
+                                  name=name, other=keys[name_key(name)])
+            keys[name_key(name)] = name
+            players.append(PlayerIn(name, value_of(data, "archived", bool),
+                                    time_of(data, "created_at")))
+        except BackupError as error:
+            raise error.at(N_("Player %(number)d"), number=number) from None
+    return players
+
+
+def read_match(entry: Any, names: set[str]) -> MatchIn:
+    """One match: its seats, house rules and games, each game replayed."""
+    data = object_with(entry, ("created_at", "end", "pro", "seats", "games"))
+    created_at = time_of(data, "created_at")
+    end_data = object_with(value_of(data, "end", dict), ("kind", "value"))
+    try:
+        end = rules.EndCondition(value_of(end_data, "kind", str), value_of(end_data, "value", int))
+    except rules.RuleError as error:
+        raise BackupError(error.template, **error.params) from None
+    pro = value_of(data, "pro", bool)
+    seats = read_seats(value_of(data, "seats", list), names, pro)
+    deck = rules.deck_size(len(seats), pro)
+    games: list[GameIn] = []
+    for number, game_data in enumerate(value_of(data, "games", list), 1):
+        try:
+            check_can_follow(games, seats, end)
+            games.append(read_game(game_data, seats, deck))
+        except BackupError as error:
+            raise error.at(N_("game %(number)d"), number=number) from None
+    return MatchIn(created_at, end, pro, seats, games)
+
+
+def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
+    """The seated players in order: 2-10 (2-6 in the pro variant), each from the list."""
+    if not rules.MIN_PLAYERS <= len(seats) <= rules.MAX_PLAYERS:
+        raise BackupError(N_("A match seats 2 to 10 players, not %(count)d."), count=len(seats))
+    if pro and len(seats) > rules.PRO_MAX_PLAYERS:
+        raise BackupError(N_("The pro variant is for 2 to 6 players."))
+    for seat in seats:
+        if not isinstance(seat, str) or seat not in names:
+            raise BackupError(N_("The seat “%(name)s” is not a player of the players list."),
+                              name=str(seat)[:40])
+    if len(set(seats)) != len(seats):
+        raise BackupError(N_("A player has two seats."))
+    return seats
+
+
+def check_can_follow(games: list[GameIn], seats: list[str], end: rules.EndCondition) -> None:
+    """Refuse a game after an unfinished one, or after the match has ended."""
+    if games and games[-1].results is None:
+        raise BackupError(N_("Game %(number)d is not finished, so no game can follow it."),
+                          number=len(games))
+    standing = rules.standing(seats, [game.results for game in games], end)
+    if standing.over:
+        raise BackupError(N_("The match ended after game %(number)d; nothing can follow it."),
+                          number=len(games))
+
+
+def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
+    """One game: starting cards and rounds, or typed scores."""
+    if isinstance(entry, dict) and entry.get("mode") == "scores":
+        data = object_with(entry, ("mode", "created_at", "scores"))
+        game = GameIn("scores", time_of(data, "created_at"))
+        return read_scores(game, value_of(data, "scores", list), seats, deck)
+    data = object_with(entry, ("mode", "created_at", "starting", "rounds"))
+    if value_of(data, "mode", str) != "cards":
+        raise BackupError(N_("“mode” must be “cards” or “scores”."))
+    game = GameIn("cards", time_of(data, "created_at"))
+    game.starting = cards_of(value_of(data, "starting", list), deck)
+    try:
+        rules.check_starting_cards(game.starting, deck)
+    except rules.RuleError as error:
+        raise BackupError(error.template, **error.params).at(N_("starting cards")) from None
+    return read_rounds(game, value_of(data, "rounds", list), seats, deck)
+
+
+def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
+    """Replay the rounds through the rules; a missing row choice only in the last one."""
+    if len(entries) > rules.HAND_SIZE:
+        raise BackupError(N_("A game has at most 10 rounds, not %(count)d."), count=len(entries))
+    table = rules.Table([(card,) for card in game.starting])
+    played: set[int] = set()
+    bulls = dict.fromkeys(seats, 0)
+    for number, entry in enumerate(entries, 1):
+        try:
+            if table.pending is not None:  # only the newest round can wait for a choice
+                raise BackupError(N_("%(player)s's %(card)d is too low, but no row choice "
+                                     "is recorded for it."), player=table.pending.player,
+                                  card=table.pending.card)
+            cards, choices = read_round(entry, seats, deck)
+            result = replay_round(table, list(zip(seats, cards, strict=True)), choices,
+                                  deck=deck, players=seats, played=played,
+                                  starting=game.starting)
+        except rules.RuleError as error:
+            raise BackupError(error.template, **error.params).at(
+                N_("round %(number)d"), number=number) from None
+        except BackupError as error:
+            raise error.at(N_("round %(number)d"), number=number) from None
+        game.rounds.append((cards, choices))
+        played.update(cards)
+        for player, count in result.bulls_by_player().items():
+            bulls[player] += count
+    if len(entries) == rules.HAND_SIZE and table.pending is None:
+        game.results = bulls
+    return game
+
+
+def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> rules.RoundResult:
+    """One round on a game's table, checked as ``rules.play_round`` checks it.
+
+    The same engine calls, but the table is kept from round to round instead of being
+    checked and built again each time: a history of thousands of games reads twice as
+    fast. ``play_round`` itself words the one refusal only it explains.
+    """
+    rows = table.rows
+    rules.check_plays(rows, plays, **context)
+    checked = rules.check_choices(plays, choices)
+    table.start_round(plays)
+    table.run(checked)
+    result = table.round_result()
+    if rules.unused_choice(result, checked) is not None:
+        rules.play_round(rows, plays, choices, **context)  # raises, in its own words
+    return result
+
+
+def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict[str, int]]:
+    """A round's cards (one per seat, in seat order) and its row choices."""
+    data = object_with(entry, ("cards",), ("choices",))
+    cards = cards_of(value_of(data, "cards", list), deck)
+    if len(cards) != len(seats):
+        raise BackupError(N_("A round has one card per seat: %(expected)d cards, not "
+                             "%(count)d."), expected=len(seats), count=len(cards))
+    choices = value_of(data, "choices", dict) if "choices" in data else {}
+    for player, row in choices.items():
+        if player not in seats:
+            raise BackupError(N_("A row choice for “%(name)s”, who has no seat in this match."),
+                              name=player[:40])
+        if not isinstance(row, int) or isinstance(row, bool) or not 1 <= row <= rules.ROWS:
+            raise BackupError(N_("%(player)s's row choice is %(row)s: rows are 1, 2, 3 or 4."),
+                              player=player, row=json.dumps(row)[:12])
+    return cards, choices
+
+
+def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
+    """A score-only game: per seat, the bulls or the cards of the pile (no card twice)."""
+    if len(entries) != len(seats):
+        raise BackupError(N_("A score-only game has one score per seat: %(expected)d, not "
+                             "%(count)d."), expected=len(seats), count=len(entries))
+    seen: set[int] = set()
+    results = {}
+    for player, entry in zip(seats, entries, strict=True):
+        if isinstance(entry, list):
+            if not entry:
+                raise BackupError(N_("%(player)s's pile is empty: write 0 bulls instead."),
+                                  player=player)
+            for card in cards_of(entry, deck):
+                if card in seen:
+                    raise BackupError(N_("%(card)d is entered twice."), card=card)
+                seen.add(card)
+            score = Score(cards=",".join(map(str, entry)))
+        else:
+            if not isinstance(entry, int) or isinstance(entry, bool):
+                raise BackupError(N_("%(player)s's score must be a number of bulls or a list "
+                                     "of cards."), player=player)
+            try:
+                score = Score(bulls=rules.parse_bulls(entry, deck))
+            except rules.RuleError as error:
+                raise BackupError(error.template, **error.params) from None
+        game.scores.append(entry)
+        results[player] = score_bulls(score)
+    game.results = results
+    return game
+
+
+def check_distinct(matches: list[MatchIn]) -> None:
+    """Refuse a file that holds the same match twice."""
+    first: dict[tuple, int] = {}
+    for number, match in enumerate(matches, 1):
+        if match.identity in first:
+            raise BackupError(N_("Matches %(first)d and %(second)d are the same match (same "
+                                 "start time and players)."),
+                              first=first[match.identity], second=number)
+        first[match.identity] = number

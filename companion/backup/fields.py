@@ -1,0 +1,94 @@
+"""Reading a backup's fields: types, dates and cards, and the error that says where.
+
+``BackupError`` carries a translatable message and the places it happened (match,
+game, round), outermost first, so one message tells a person where to look in the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from companion.backup.document import parse_stamp
+from companion.rules import N_
+
+Gettext = Callable[[str], str]
+
+
+def _identity(message: str) -> str:
+    return message
+
+
+class BackupError(ValueError):
+    """A file that cannot be imported: what is wrong, and where in the file."""
+
+    def __init__(self, template: str, where: tuple = (), **params: Any) -> None:
+        self.template, self.where, self.params = template, where, params
+        super().__init__(self.message())
+
+    def message(self, gettext: Gettext = _identity) -> str:
+        """The message in the language of ``gettext``, prefixed by where it happened."""
+        text = gettext(self.template) % self.params
+        places = [gettext(template) % params for template, params in self.where]
+        return ", ".join(places) + ": " + text if places else text
+
+    def at(self, template: str, **params: Any) -> BackupError:
+        """The same error, one level further out (a round inside a game, say)."""
+        self.where = ((template, params), *self.where)
+        return self
+
+
+# What a field must be: one whole message per kind, so each translates as a sentence.
+KINDS = {
+    int: N_("“%(field)s” must be a whole number."),
+    bool: N_("“%(field)s” must be true or false."),
+    str: N_("“%(field)s” must be a text."),
+    list: N_("“%(field)s” must be a list."),
+    dict: N_("“%(field)s” must be an object."),
+}
+
+
+def value_of(data: dict, key: str, kind: type) -> Any:
+    """``data[key]``, refused unless it is present and of ``kind``."""
+    if key not in data:
+        raise BackupError(N_("“%(field)s” is missing."), field=key)
+    value = data[key]
+    # bool is an int to Python, and an int is no bool: neither may stand for the other.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise BackupError(KINDS[kind], field=key)
+    return value
+
+
+def object_with(data: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    """``data`` as an object with these fields, refused if it has any other."""
+    if not isinstance(data, dict):
+        raise BackupError(N_("Each entry must be an object with the fields %(fields)s."),
+                          fields=", ".join(required))
+    for key in data:
+        if key not in required and key not in optional:
+            raise BackupError(N_("Unknown field “%(field)s”."), field=str(key)[:40])
+    return data
+
+
+def time_of(data: dict, key: str) -> datetime:
+    """A date and time field (ISO 8601)."""
+    text = value_of(data, key, str)
+    try:
+        return parse_stamp(text)
+    except ValueError:
+        raise BackupError(N_("“%(field)s” must be a date and time like 2025-01-31T20:15:00Z."),
+                          field=key) from None
+
+
+def cards_of(values: list, deck: int) -> list[int]:
+    """Cards as the file must hold them: whole numbers of the deck (not "41", not 41.0)."""
+    for value in values:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BackupError(N_("“%(value)s” is not a card: cards are whole numbers from 1 "
+                                 "to %(deck)d."), value=json.dumps(value)[:12], deck=deck)
+        if not 1 <= value <= deck:
+            raise BackupError(N_("There is no card %(card)d in this deck: cards go from 1 to "
+                                 "%(deck)d."), card=value, deck=deck)
+    return values

@@ -1,0 +1,115 @@
+"""Match history: every match newest first, and deleting a match entered by mistake."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from math import ceil
+from typing import NamedTuple
+
+from flask import Blueprint, abort, redirect, request, session, url_for
+from flask_babel import gettext, ngettext
+from sqlalchemy import func, select
+
+from companion import rules
+from companion.db import db
+from companion.htmx import render
+from companion.links import PLAYER, access
+from companion.matches import get_match
+from companion.models import Game, GameResult, Match
+
+bp = Blueprint("history", __name__)
+
+PER_PAGE = 20
+DELETED_KEY = "history_deleted"
+# The house rules in a few words, for a list of many matches (the scoreboard has sentences).
+END_WORDS = {
+    rules.MORE_THAN: rules.NP_("ends above %(value)d bull", "ends above %(value)d bulls"),
+    rules.AT_LEAST: rules.NP_("ends at %(value)d bull", "ends at %(value)d bulls"),
+    rules.GAMES: rules.NP_("ends after %(value)d game", "ends after %(value)d games"),
+}
+
+
+class Entry(NamedTuple):
+    """One match as the history lists it."""
+
+    match: Match
+    names: list[str]
+    games: int  # finished games
+    standing: rules.Standing
+    winners: str  # names, once the match is over
+    leaders: str  # names, while it is played
+    house_rules: str
+
+
+def page_number(value: str, pages: int) -> int:
+    """The page asked for, 1 to ``pages``; anything else is a page that does not exist."""
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= pages:
+        abort(404)
+    return int(value)
+
+
+def entries(matches: Sequence[Match]) -> list[Entry]:
+    """The matches with their finished games' totals and winners (one query for all)."""
+    results: dict[int, dict[int, dict[int, int]]] = defaultdict(dict)
+    query = (select(Game.match_id, Game.id, GameResult.player_id, GameResult.bulls)
+             .join(GameResult, GameResult.game_id == Game.id)
+             .where(Game.match_id.in_([match.id for match in matches]))
+             .order_by(Game.match_id, Game.number))
+    for match_id, game_id, player_id, bulls in db.session.execute(query):
+        results[match_id].setdefault(game_id, {})[player_id] = bulls
+    return [entry(match, list(results[match.id].values())) for match in matches]
+
+
+def entry(match: Match, games: list[dict[int, int]]) -> Entry:
+    """One match's line in the history."""
+    names = {seat.player_id: seat.player.name for seat in match.seats}
+    end = rules.EndCondition(match.end_kind, match.end_value)
+    standing = rules.standing(list(names), games, end)
+    house_rules = ngettext(*END_WORDS[end.kind], end.value, value=end.value)
+    if match.pro:
+        house_rules += " · " + gettext("pro variant")
+    return Entry(match, list(names.values()), len(games), standing,
+                 ", ".join(names[player] for player in standing.winners),
+                 ", ".join(names[player] for player in standing.leaders), house_rules)
+
+
+@bp.get("/history")
+def index():
+    """Every match, newest first, twenty to a page (?page=2 for older ones)."""
+    total = db.session.scalar(select(func.count(Match.id)))
+    pages = max(1, ceil(total / PER_PAGE))
+    page = page_number(request.args.get("page", "1"), pages)
+    query = (select(Match).order_by(Match.created_at.desc(), Match.id.desc())
+             .offset((page - 1) * PER_PAGE).limit(PER_PAGE))
+    return render("history/index.html", "history", entries=entries(db.session.scalars(query).all()),
+                  page=page, pages=pages, total=total, deleted=session.pop(DELETED_KEY, None))
+
+
+def may_delete(item: Entry) -> bool:
+    """A match being played belongs to the phones with its player link; a finished one
+    is the household's history, which any phone may tidy up (as it may import)."""
+    return item.standing.over or access(item.match) == PLAYER
+
+
+@bp.get("/matches/<int:match_id>/delete")
+def confirm_delete(match_id: int):
+    """Ask before deleting a match (a plain form: works without JavaScript)."""
+    item = entries([get_match(match_id)])[0]
+    return render("history/delete.html", "delete", entry=item, allowed=may_delete(item),
+                  stale=False)
+
+
+@bp.post("/matches/<int:match_id>/delete")
+def delete(match_id: int):
+    """Delete a match with its games and everything derived from them; players stay."""
+    item = entries([get_match(match_id)])[0]
+    if not may_delete(item):
+        abort(403)
+    if request.form.get("version") != str(item.match.version):  # changed since confirming
+        return render("history/delete.html", "delete", entry=item, allowed=True,
+                      stale=True), 409
+    db.session.delete(item.match)  # cascades: seats, games, rounds, plays, scores, results
+    db.session.commit()
+    session[DELETED_KEY] = match_id
+    return redirect(url_for("history.index"), code=303)
