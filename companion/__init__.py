@@ -5,7 +5,7 @@ import re
 import secrets
 from pathlib import Path
 
-from flask import Flask, Response, render_template, request
+from flask import Flask, Response, current_app, render_template, request
 from flask_babel import get_locale
 from werkzeug.exceptions import HTTPException
 
@@ -95,15 +95,35 @@ def load_or_create_secret_key(path: Path) -> str:
 
 def register_blueprints(app: Flask) -> None:
     """Attach every feature blueprint."""
-    from companion import api, games, i18n, matches, pages, players, resolver
+    from companion import (
+        api,
+        backup,
+        games,
+        history,
+        i18n,
+        leaderboard,
+        links,
+        live,
+        matches,
+        pages,
+        players,
+        replay,
+        resolver,
+    )
 
     app.register_blueprint(pages.bp)
     app.register_blueprint(i18n.bp)
     app.register_blueprint(players.bp)
     app.register_blueprint(matches.bp)
     app.register_blueprint(games.bp)
+    app.register_blueprint(links.bp)
+    app.register_blueprint(live.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(resolver.bp)
+    app.register_blueprint(leaderboard.bp)
+    app.register_blueprint(history.bp)
+    app.register_blueprint(replay.bp)
+    app.register_blueprint(backup.bp)
     # The JSON API stores nothing and takes no cookies, so a forged request gains nothing.
     csrf.exempt(api.bp)
 
@@ -115,6 +135,13 @@ def wants_json() -> bool:
 
 def register_error_handlers(app: Flask) -> None:
     """Render 404 and 500 as pages of the app, and every API error as JSON."""
+
+    @app.errorhandler(403)
+    def forbidden(error: HTTPException):
+        """A write without the match's player link."""
+        if wants_json():
+            return {"error": error.name}, 403
+        return render_template("errors/403.html"), 403
 
     @app.errorhandler(404)
     def not_found(error: HTTPException):
@@ -162,10 +189,11 @@ def compact_html(response: Response) -> None:
 
 def content_security_policy() -> str:
     """The CSP: our own files plus the one pinned htmx script, nothing inline."""
+    # The configured URL, so a COMPANION_HTMX_URL override (a local copy) is allowed too.
     return "; ".join(
         [
             "default-src 'self'",
-            f"script-src 'self' {HTMX_URL}",
+            f"script-src 'self' {current_app.config['HTMX_URL']}",
             "style-src 'self'",
             "img-src 'self' data:",
             "object-src 'none'",

@@ -8,6 +8,7 @@ from flask.cli import with_appcontext
 from sqlalchemy import select
 
 from companion.db import db
+from companion.derived import rebuild_statistics
 from companion.models import Match
 from companion.state import match_state, sync_results
 
@@ -33,6 +34,7 @@ def rebuild_command(check: bool) -> None:
         db.session.commit()
     verb = "found" if check else "rebuilt"
     click.echo(f"{games} games replayed, {differing} {verb} differing from the stored results.")
+    differing += rebuild_statistics(check, click.echo)  # companion.derived
     if check and differing:
         raise SystemExit(1)
 
@@ -40,3 +42,6 @@ def rebuild_command(check: bool) -> None:
 def register_commands(app: Flask) -> None:
     """Attach the CLI commands."""
     app.cli.add_command(rebuild_command)
+    from companion.backup import register_cli  # late: it imports the blueprints' modules
+
+    register_cli(app)  # export and import
