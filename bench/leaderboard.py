@@ -210,6 +210,8 @@ def main() -> None:
             ("/players/1/stats?page=50", f"/players/{ids[0]}/stats?page=50"),
             ("/leaderboard/head-to-head", f"/leaderboard/head-to-head?first={ids[0]}"
                                           f"&second={ids[1]}"),
+            ("match history /history", "/history"),
+            ("match history /history?page=100", "/history?page=100"),
         ]
         for label, url in pages:
             cold, warm = timed(client, url)
