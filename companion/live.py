@@ -19,10 +19,10 @@ from sqlalchemy import select
 
 from companion.db import db
 from companion.htmx import render
-from companion.links import LINKS, ME, level_for
+from companion.links import LINKS, level_for, me
 from companion.matches import board, get_match, phone_form_key, table_key
 from companion.models import Match
-from companion.state import match_state
+from companion.state import MatchState, match_state
 
 bp = Blueprint("live", __name__, url_prefix="/matches/<int:match_id>")
 
@@ -57,17 +57,21 @@ def poll(match_id: int):
         return "", 204
     view = "table" if request.args.get("view") == "table" else "match"
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
-    mine = me_of(match_id)
+    mine = me(match_id)
     etag = f'"{version}-{view}-{level}-{mine}-{get_locale()}"'
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
     key = (match_id, version, view, level, str(get_locale()))
-    regions = cached(key) or remember(key, render_regions(match_id, view))
+    state = None  # replayed only when this answer needs it, and then once
+    regions = cached(key)
+    if regions is None:
+        state = match_state(get_match(match_id))
+        regions = remember(key, render_regions(state, view))
     form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
-        entry = render("matches/_entry.html", **board(match_state(get_match(match_id))),
-                       form={}, errors={}, oob=True)
+        state = state or match_state(get_match(match_id))
+        entry = render("matches/_entry.html", **board(state), form={}, errors={}, oob=True)
     poller = render("matches/_poll.html", match_id=match_id, version=version,
                     form_key=form_key, view=view)
     html = regions.html.replace(CSRF_SLOT, generate_csrf()) + entry + poller
@@ -81,15 +85,8 @@ def table_view(match_id: int):
     return render("matches/table.html", **board(state, "table"), form={}, errors={})
 
 
-def me_of(match_id: int) -> int | None:
-    """The player this phone said it is on the match, from its session alone."""
-    value = session.get(ME, {}).get(str(match_id))
-    return value if isinstance(value, int) else None
-
-
-def render_regions(match_id: int, view: str) -> Regions:
+def render_regions(state: MatchState, view: str) -> Regions:
     """Render the live regions for this version, with the CSRF token left as a slot."""
-    state = match_state(get_match(match_id))
     context = board(state, view)
     html = render("matches/live.html", **context, form={}, errors={})
     current = state.current

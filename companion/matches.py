@@ -128,7 +128,7 @@ def board(state: MatchState, view: str = "match") -> dict:
     finished = state.finished_games
     last_round = current.last_round if current else None
     steps = present.step_views(last_round.steps, state.name) if last_round else []
-    level, mine = access(state.match), me(state.match)
+    level, mine = access(state.match), me(state.match.id)
     return {
         "view": view,
         "match_id": state.match.id,
