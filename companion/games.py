@@ -95,18 +95,19 @@ def write(match_id: int, add):
     except Rejected as rejected:
         db.session.rollback()
         return show_with_errors(match_id, rejected.errors)
-    saved = save(state, replay=outcome is not HIDDEN_ONLY)
+    saved = save(state, replay=outcome is not NO_RESULT_CHANGE)
     return saved or redirect(url_for("matches.show", match_id=match_id) + "#live-table", 303)
 
 
 def save(state: MatchState, replay: bool = True):
     """Refresh the last game's derived results and commit; None when saved.
 
-    ``replay=False`` for entries that cannot change any result (hidden cards of a round
-    not complete yet): they skip the replay, which matters when a table's six phones
-    send their cards within seconds. A unique constraint that trips here means another
-    phone stored the same entry a moment earlier: nothing of this request is kept, and
-    the player is told so.
+    ``replay=False`` for entries that cannot change any result (a new game, hidden cards,
+    any round but the last of a game): they skip the replay and the statistics, which
+    matters when a table's six phones send their cards within seconds.
+
+    A unique constraint that trips here means another phone stored the same entry a
+    moment earlier: nothing of this request is kept, and the player is told so.
     """
     try:
         db.session.flush()
@@ -144,7 +145,7 @@ def check_turn(state: MatchState, form, game_number: int, round_number: int | No
             "Here it is now; check and enter again.")})
 
 
-def add_cards_game(state: MatchState, form) -> None:
+def add_cards_game(state: MatchState, form) -> str:
     """Add a cards-mode game with its four starting cards."""
     next_number = len(state.games) + 1
     if state.current is not None:
@@ -166,9 +167,12 @@ def add_cards_game(state: MatchState, form) -> None:
         raise Rejected(errors)
     db.session.add(Game(match=state.match, number=next_number, mode="cards",
                         row1=cards[0], row2=cards[1], row3=cards[2], row4=cards[3]))
+    return NO_RESULT_CHANGE
 
 
-HIDDEN_ONLY = "hidden only"  # add_round stored hidden cards: no result can have changed
+# What an add_* returns when no game can have finished or reopened: results stay as
+# they are. Only the last round of a game, score-only games and undo can change them.
+NO_RESULT_CHANGE = "no result change"
 
 
 def add_round(state: MatchState, form) -> str | None:
@@ -201,11 +205,12 @@ def add_round(state: MatchState, form) -> str | None:
         db.session.add_all(PendingCard(game_id=game.game.id, round_number=number,
                                        player_id=player_id, card=card)
                            for player_id, card in cards)
-        return HIDDEN_ONLY
+        return NO_RESULT_CHANGE
     db.session.execute(delete(PendingCard).where(PendingCard.game_id == game.game.id))
     plays = [Play(game_id=game.game.id, player_id=player_id, card=card)
              for player_id, card in [*entered.items(), *cards]]
     db.session.add(Round(game=game.game, number=number, plays=plays))
+    return NO_RESULT_CHANGE if number < rules.HAND_SIZE else None
 
 
 def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
@@ -229,7 +234,7 @@ def field_for(error: rules.RuleError) -> str:
     return f"card-{error.subject}" if isinstance(error.subject, int) else "form"
 
 
-def add_choice(state: MatchState, form) -> None:
+def add_choice(state: MatchState, form) -> str | None:
     """Add the row choice the current round waits for."""
     game = state.current
     pending = game.pending if game else None
@@ -245,6 +250,7 @@ def add_choice(state: MatchState, form) -> None:
         raise Rejected({"form": translate(error)}) from error
     round_ = game.game.rounds[-1]
     round_.choices.append(RowChoice(player_id=pending.player, row=row))
+    return NO_RESULT_CHANGE if game.rounds_played < rules.HAND_SIZE else None
 
 
 def add_score_game(state: MatchState, form) -> None:

@@ -1,9 +1,10 @@
 """Live updates: phones poll a match every 2 s; the table view for a tablet or TV.
 
-A poll costs one tiny query while nothing changed (204). When something did, the live
-regions are rendered once per match version, view, access level and language, and
-served from memory to the other phones of the table; only each phone's CSRF token and
-poller are its own.
+A poll costs one tiny query while nothing changed (204). When something did, the match
+is replayed once per version, and the live regions are rendered once per version, view,
+access level and language, and served from memory to the other phones of the table;
+only each phone's CSRF token, poller and (when its form key changed) entry form are
+its own, and the entry form is rendered from the same replay.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from companion.state import MatchState, match_state
 bp = Blueprint("live", __name__, url_prefix="/matches/<int:match_id>")
 
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
-CACHE_SIZE = 512
+CACHE_SIZE = 512  # live renders kept; a table needs a few per version
+STATES_KEPT = 256  # replayed versions kept: more than the tables a house plays at once
 
 
 class Regions(NamedTuple):
@@ -62,16 +64,14 @@ def poll(match_id: int):
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
     key = (match_id, version, view, level, str(get_locale()))
-    state = None  # replayed only when this answer needs it, and then once
     regions = cached(key)
     if regions is None:
-        state = match_state(get_match(match_id))
-        regions = remember(key, render_regions(state, view))
+        regions = remember(key, render_regions(replayed(match_id, version), view))
     form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
-        state = state or match_state(get_match(match_id))
-        entry = render("matches/_entry.html", **board(state), form={}, errors={}, oob=True)
+        entry = render("matches/_entry.html", **board(replayed(match_id, version)), form={},
+                       errors={}, oob=True)
     poller = render("matches/_poll.html", match_id=match_id, version=version,
                     form_key=form_key, view=view)
     html = regions.html.replace(CSRF_SLOT, generate_csrf()) + entry + poller
@@ -94,26 +94,40 @@ def render_regions(state: MatchState, view: str) -> Regions:
                    frozenset(current.entered) if current else frozenset())
 
 
-def app_cache() -> OrderedDict[tuple, Regions]:
-    """This app's renders (each app has its own database, so its own cache)."""
-    return current_app.extensions.setdefault("live_regions", OrderedDict())
+def replayed(match_id: int, version: int) -> MatchState:
+    """The match at this version, replayed once and then shared by the table's phones.
+
+    A version never changes once written (every stored input raises it), so a replay
+    read in this request's transaction at ``version`` stays true. The shared state is
+    only read afterwards: every attribute a render needs is loaded by the replay.
+    """
+    state = cached((match_id, version), "live_states")
+    if state is None:
+        state = match_state(get_match(match_id))
+        remember((match_id, state.match.version), state, "live_states", STATES_KEPT)
+    return state
 
 
-def cached(key: tuple) -> Regions | None:
-    """A shared render of this version, if one is in memory."""
+def app_cache(name: str) -> OrderedDict:
+    """One of this app's caches (each app has its own database, so its own cache)."""
+    return current_app.extensions.setdefault(name, OrderedDict())
+
+
+def cached(key: tuple, name: str = "live_regions"):
+    """A shared render or replay of this version, if one is in memory."""
     with _cache_lock:
-        cache = app_cache()
-        regions = cache.get(key)
-        if regions is not None:
+        cache = app_cache(name)
+        value = cache.get(key)
+        if value is not None:
             cache.move_to_end(key)
-        return regions
+        return value
 
 
-def remember(key: tuple, regions: Regions) -> Regions:
-    """Keep a render for the table's other phones; forget the oldest past the limit."""
+def remember(key: tuple, value, name: str = "live_regions", size: int = CACHE_SIZE):
+    """Keep a render or replay for the table's other phones; forget the oldest past size."""
     with _cache_lock:
-        cache = app_cache()
-        cache[key] = regions
-        while len(cache) > CACHE_SIZE:
+        cache = app_cache(name)
+        cache[key] = value
+        while len(cache) > size:
             cache.popitem(last=False)
-    return regions
+    return value
