@@ -61,7 +61,8 @@ def _begin_sqlite(connection) -> None:
     """
     if connection.dialect.name != "sqlite":
         return
-    immediate = has_request_context() and request.method not in ("GET", "HEAD", "OPTIONS")
+    immediate = (has_request_context() and request.method not in ("GET", "HEAD", "OPTIONS")
+                 and not connection.get_execution_options().get(READ_FIRST))
     if not immediate:
         connection.exec_driver_sql("BEGIN")
         return
@@ -74,6 +75,20 @@ def _begin_sqlite(connection) -> None:
     except Exception:
         _release_writer(connection)
         raise
+
+
+READ_FIRST = "companion_read_first"
+
+
+def read_first() -> None:
+    """Begin the session's next transaction as a plain read, even in a write request.
+
+    For writes that check first and then store in a short transaction of their own,
+    which confirms that nothing changed meanwhile (``games.write``): the check then
+    does not hold the write lock that every other phone's write waits for. Call it
+    before the transaction's first query.
+    """
+    db.session.connection(execution_options={READ_FIRST: True})
 
 
 WRITER = threading.Lock()

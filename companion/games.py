@@ -7,18 +7,20 @@ the form, the user's values and a message next to the field.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flask import Blueprint, redirect, request, url_for
 from flask_babel import gettext
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion import rules
-from companion.db import db
+from companion.db import db, read_first
 from companion.derived import refresh_match
 from companion.htmx import render
 from companion.links import require_player
 from companion.matches import board, get_match
-from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
+from companion.models import Game, Match, PendingCard, Play, Round, RowChoice, Score
 from companion.state import MatchState, game_state, match_state, sync_results
 from companion.undo import last_input, undo_input
 
@@ -85,47 +87,108 @@ def undo(match_id: int):
 
 
 def write(match_id: int, add):
-    """Check and store one entry with ``add(state, form)``, all or nothing."""
-    state = match_state(get_match(match_id))
-    require_player(state.match)
+    """Check one entry with ``add(state, form)`` and store it, all or nothing.
+
+    The check reads the match without holding the database's write lock; the entry is
+    then stored in a short write transaction that first confirms the match is still at
+    the version that was checked. When another phone wrote in between, the entry is
+    checked again against the new state (so two players sending their own cards at the
+    same moment both get in, and a second copy of the same entry is refused).
+    """
+    for _ in range(WRITE_ATTEMPTS):
+        read_first()
+        state = match_state(get_match(match_id))
+        require_player(state.match)
+        try:
+            if state.over:
+                raise Rejected({"form": gettext(
+                    "This match has ended. Only an undo can change it.")})
+            entry = add(state, request.form)
+        except Rejected as rejected:
+            return show_with_errors(match_id, rejected.errors)
+        version, player_ids = state.match.version, state.player_ids
+        db.session.rollback()  # the check is done: leave the read, then write briefly
+        stored = store(match_id, version, player_ids, entry)
+        if stored is not MOVED_ON:
+            return stored or redirect(url_for("matches.show", match_id=match_id)
+                                      + "#live-table", 303)
+    return show_with_errors(match_id, {"form": race_message()})
+
+
+WRITE_ATTEMPTS = 10  # each retry means another phone of the table stored something
+MOVED_ON = "moved on"  # store() found the match changed since the check
+
+
+def race_message() -> str:
+    """What a phone is told when another phone stored the same entry a moment earlier."""
+    return gettext(
+        "Someone entered this at the same moment on another phone. Here is the table now.")
+
+
+@dataclass
+class Entry:
+    """What a checked form adds to a match: new rows, not yet in the session."""
+
+    rows: list
+    clear_hidden: int | None = None  # game id whose hidden cards the new round replaces
+    # Only the last round of a game and score-only games can finish one (undo can
+    # reopen one): everything else skips the replay of results and statistics.
+    results: bool = False
+
+
+def store(match_id: int, version: int, player_ids: list[int], entry: Entry):
+    """Store a checked entry if the match is still at ``version``; None when stored.
+
+    MOVED_ON when another phone wrote first (nothing is stored); the form with a message
+    when a unique constraint trips (the same entry stored a moment earlier).
+    """
     try:
-        if state.over:
-            raise Rejected({"form": gettext("This match has ended. Only an undo can change it.")})
-        outcome = add(state, request.form)
-    except Rejected as rejected:
+        bumped = db.session.execute(
+            update(Match).where(Match.id == match_id, Match.version == version)
+            .values(version=Match.version + 1).execution_options(synchronize_session=False)
+        ).rowcount
+        if not bumped:
+            db.session.rollback()
+            return MOVED_ON
+        if entry.clear_hidden is not None:
+            db.session.execute(delete(PendingCard)
+                               .where(PendingCard.game_id == entry.clear_hidden))
+        db.session.add_all(entry.rows)
+        db.session.flush()
+        if entry.results:
+            refresh_results(match_id, player_ids)
+        db.session.commit()
+    except IntegrityError:
         db.session.rollback()
-        return show_with_errors(match_id, rejected.errors)
-    saved = save(state, replay=outcome is not NO_RESULT_CHANGE)
-    return saved or redirect(url_for("matches.show", match_id=match_id) + "#live-table", 303)
+        return show_with_errors(match_id, {"form": race_message()})
+    return None
 
 
-def save(state: MatchState, replay: bool = True):
-    """Refresh the last game's derived results and commit; None when saved.
-
-    ``replay=False`` for entries that cannot change any result (a new game, hidden cards,
-    any round but the last of a game): they skip the replay and the statistics, which
-    matters when a table's six phones send their cards within seconds.
+def save(state: MatchState):
+    """Store what was changed in the session (an undo), with results; None when saved.
 
     A unique constraint that trips here means another phone stored the same entry a
     moment earlier: nothing of this request is kept, and the player is told so.
     """
     try:
         db.session.flush()
-        if replay:
-            last = db.session.scalars(
-                select(Game).where(Game.match_id == state.match.id)
-                .order_by(Game.number.desc())
-            ).first()
-            if last is not None:  # only the last game can have changed
-                sync_results(game_state(last, state.player_ids))
-            refresh_match(state.match.id)  # the statistics tables (companion.derived)
+        refresh_results(state.match.id, state.player_ids)
         state.match.version += 1
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        return show_with_errors(state.match.id, {"form": gettext(
-            "Someone entered this at the same moment on another phone. Here is the table now.")})
+        return show_with_errors(state.match.id, {"form": race_message()})
     return None
+
+
+def refresh_results(match_id: int, player_ids: list[int]) -> None:
+    """Replay the last game for its results, and the match's statistics (in the write)."""
+    last = db.session.scalars(
+        select(Game).where(Game.match_id == match_id).order_by(Game.number.desc())
+    ).first()
+    if last is not None:  # only the last game can have changed
+        sync_results(game_state(last, player_ids))
+    refresh_match(match_id)  # the statistics tables (companion.derived)
 
 
 def show_with_errors(match_id: int, errors: Errors):
@@ -145,7 +208,7 @@ def check_turn(state: MatchState, form, game_number: int, round_number: int | No
             "Here it is now; check and enter again.")})
 
 
-def add_cards_game(state: MatchState, form) -> str:
+def add_cards_game(state: MatchState, form) -> Entry:
     """Add a cards-mode game with its four starting cards."""
     next_number = len(state.games) + 1
     if state.current is not None:
@@ -165,17 +228,12 @@ def add_cards_game(state: MatchState, form) -> str:
             errors[f"row{error.subject[1]}"] = translate(error)
     if errors:
         raise Rejected(errors)
-    db.session.add(Game(match=state.match, number=next_number, mode="cards",
-                        row1=cards[0], row2=cards[1], row3=cards[2], row4=cards[3]))
-    return NO_RESULT_CHANGE
+    return Entry([Game(match_id=state.match.id, number=next_number, mode="cards",
+                       row1=cards[0], row2=cards[1], row3=cards[2], row4=cards[3])])
 
 
-# What an add_* returns when no game can have finished or reopened: results stay as
-# they are. Only the last round of a game, score-only games and undo can change them.
-NO_RESULT_CHANGE = "no result change"
 
-
-def add_round(state: MatchState, form) -> str | None:
+def add_round(state: MatchState, form) -> Entry:
     """Add revealed cards for the coming round, from one phone or several.
 
     Cards wait hidden (PendingCard) until every player's card is in; the last one
@@ -202,15 +260,12 @@ def add_round(state: MatchState, form) -> str | None:
     cards = check_entries(state, game, entries)
     number = game.rounds_played + 1
     if len(entered) + len(cards) < len(state.player_ids):
-        db.session.add_all(PendingCard(game_id=game.game.id, round_number=number,
-                                       player_id=player_id, card=card)
-                           for player_id, card in cards)
-        return NO_RESULT_CHANGE
-    db.session.execute(delete(PendingCard).where(PendingCard.game_id == game.game.id))
+        return Entry([PendingCard(game_id=game.game.id, round_number=number,
+                                  player_id=player_id, card=card) for player_id, card in cards])
     plays = [Play(game_id=game.game.id, player_id=player_id, card=card)
              for player_id, card in [*entered.items(), *cards]]
-    db.session.add(Round(game=game.game, number=number, plays=plays))
-    return NO_RESULT_CHANGE if number < rules.HAND_SIZE else None
+    return Entry([Round(game_id=game.game.id, number=number, plays=plays)],
+                 clear_hidden=game.game.id, results=number == rules.HAND_SIZE)
 
 
 def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
@@ -234,7 +289,7 @@ def field_for(error: rules.RuleError) -> str:
     return f"card-{error.subject}" if isinstance(error.subject, int) else "form"
 
 
-def add_choice(state: MatchState, form) -> str | None:
+def add_choice(state: MatchState, form) -> Entry:
     """Add the row choice the current round waits for."""
     game = state.current
     pending = game.pending if game else None
@@ -249,11 +304,11 @@ def add_choice(state: MatchState, form) -> str | None:
     except rules.RuleError as error:
         raise Rejected({"form": translate(error)}) from error
     round_ = game.game.rounds[-1]
-    round_.choices.append(RowChoice(player_id=pending.player, row=row))
-    return NO_RESULT_CHANGE if game.rounds_played < rules.HAND_SIZE else None
+    return Entry([RowChoice(round_id=round_.id, player_id=pending.player, row=row)],
+                 results=round_.number == rules.HAND_SIZE)
 
 
-def add_score_game(state: MatchState, form) -> None:
+def add_score_game(state: MatchState, form) -> Entry:
     """Add a score-only game: each player's bulls, typed or as the cards of their pile."""
     if state.current is not None:
         raise Rejected({"form": gettext("Finish the current game first.")})
@@ -266,8 +321,8 @@ def add_score_game(state: MatchState, form) -> None:
             errors[f"score-{player_id}"] = translate(error)
     if errors:
         raise Rejected(errors)
-    db.session.add(Game(match=state.match, number=len(state.games) + 1, mode="scores",
-                        scores=scores))
+    return Entry([Game(match_id=state.match.id, number=len(state.games) + 1, mode="scores",
+                       scores=scores)], results=True)
 
 
 def read_score(state: MatchState, form, player_id: int, owners: dict[int, int]) -> Score:
