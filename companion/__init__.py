@@ -13,7 +13,7 @@ from companion import present
 from companion.commands import register_commands
 from companion.db import babel, csrf, db, migrate
 from companion.htmx import HTMX_CONFIG, HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
-from companion.i18n import LANGUAGES, select_locale
+from companion.i18n import LANGUAGES, install_template_gettext, select_locale
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +44,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
     babel.init_app(app, locale_selector=select_locale)
+    install_template_gettext(app)
 
     # Globals, not context-processor values: imported macros (cards, rows) need them.
     app.jinja_env.globals.update(present.TEMPLATE_GLOBALS)
@@ -52,6 +53,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     register_error_handlers(app)
     app.after_request(add_security_headers)
     app.context_processor(template_globals)
+    from companion.live import QuietPolls
+
+    app.wsgi_app = QuietPolls(app)
     return app
 
 
@@ -182,9 +186,20 @@ WHITESPACE_RUN = re.compile(r"\s{2,}")
 
 
 def compact_html(response: Response) -> None:
-    """Collapse template indentation in an HTML answer: fewer bytes to a phone."""
+    """Collapse template indentation in an HTML answer: fewer bytes to a phone.
+
+    A live poll's answer is made of pieces compacted once when rendered (``compact``),
+    and says so with ``response.compacted``: it is not scanned again for every phone.
+    """
+    if getattr(response, "compacted", False):
+        return
     if not response.direct_passthrough and not response.is_streamed:
-        response.set_data(WHITESPACE_RUN.sub(" ", response.get_data(as_text=True)))
+        response.set_data(compact(response.get_data(as_text=True)))
+
+
+def compact(html: str) -> str:
+    """The HTML with every run of whitespace made one space."""
+    return WHITESPACE_RUN.sub(" ", html)
 
 
 def content_security_policy() -> str:

@@ -21,7 +21,7 @@ from companion.htmx import render
 from companion.links import require_player
 from companion.matches import board, get_match
 from companion.models import Game, Match, PendingCard, Play, Round, RowChoice, Score
-from companion.state import MatchState, game_state, match_state, sync_results
+from companion.state import MatchState, current_state, game_state, match_state, sync_results
 from companion.undo import last_input, undo_input
 
 bp = Blueprint("games", __name__, url_prefix="/matches/<int:match_id>")
@@ -97,7 +97,7 @@ def write(match_id: int, add):
     """
     for _ in range(WRITE_ATTEMPTS):
         read_first()
-        state = match_state(get_match(match_id))
+        state = current_state(match_id)
         require_player(state.match)
         try:
             if state.over:
@@ -193,7 +193,7 @@ def refresh_results(match_id: int, player_ids: list[int]) -> None:
 
 def show_with_errors(match_id: int, errors: Errors):
     """The match page again with the user's values and the messages, status 422."""
-    state = match_state(get_match(match_id))
+    state = current_state(match_id)
     return render("matches/show.html", "match", **board(state), form=request.form,
                   errors=errors), 422
 
@@ -303,9 +303,10 @@ def add_choice(state: MatchState, form) -> Entry:
         row = rules.parse_row_choice(form.get("row", ""))
     except rules.RuleError as error:
         raise Rejected({"form": translate(error)}) from error
-    round_ = game.game.rounds[-1]
-    return Entry([RowChoice(round_id=round_.id, player_id=pending.player, row=row)],
-                 results=round_.number == rules.HAND_SIZE)
+    round_id = db.session.scalar(select(Round.id).where(
+        Round.game_id == game.game.id, Round.number == game.rounds_played))
+    return Entry([RowChoice(round_id=round_id, player_id=pending.player, row=row)],
+                 results=game.rounds_played == rules.HAND_SIZE)
 
 
 def add_score_game(state: MatchState, form) -> Entry:

@@ -2,7 +2,8 @@
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, abort, has_request_context, redirect, request, url_for
+from flask import Blueprint, abort, g, has_request_context, redirect, request, url_for
+from flask_babel import get_translations
 
 bp = Blueprint("i18n", __name__)
 
@@ -21,6 +22,34 @@ def select_locale() -> str:
     if chosen in LANGUAGES:
         return chosen
     return request.accept_languages.best_match(list(LANGUAGES)) or DEFAULT_LANGUAGE
+
+
+def install_template_gettext(app) -> None:
+    """Templates translate with this request's catalogue, found once per request.
+
+    Flask-Babel's own template functions look the catalogue up again for every string,
+    through half a dozen context lookups; a page has a hundred strings, and the live
+    regions are rendered again for every new version of a match. Call after Babel's
+    init_app, which installs those.
+    """
+    app.jinja_env.install_gettext_callables(
+        gettext=lambda string: catalogue().ugettext(string),
+        ngettext=lambda singular, plural, n: catalogue().ungettext(singular, plural, n),
+        pgettext=lambda context, string: catalogue().upgettext(context, string),
+        npgettext=lambda context, singular, plural, n: catalogue().unpgettext(
+            context, singular, plural, n),
+        newstyle=True,
+    )
+
+
+def catalogue():
+    """The translations of this request's language (kept on ``g``), as Flask-Babel has them."""
+    if not has_request_context():
+        return get_translations()
+    found = g.get("_catalogue")
+    if found is None:
+        found = g._catalogue = get_translations()
+    return found
 
 
 def safe_next_url(target: str | None) -> str:

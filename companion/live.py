@@ -1,35 +1,40 @@
 """Live updates: phones poll a match every 2 s; the table view for a tablet or TV.
 
-A poll costs one tiny query while nothing changed (204). When something did, the match
-is replayed once per version, and the live regions are rendered once per version, view,
-access level and language, and served from memory to the other phones of the table;
-only each phone's CSRF token, poller and (when its form key changed) entry form are
-its own, and the entry form is rendered from the same replay.
+A poll costs one tiny query while nothing changed (204, answered by ``QuietPolls``
+before Flask runs). When something did, the live
+regions are rendered once per match version, view, access level and language (from
+the version's shared replay, ``state.replayed``), compacted, and served from memory to
+the other phones of the table; only each phone's CSRF token, poller and (when its form
+key changed) entry form are its own.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from threading import Lock
+import re
+import sqlite3
+import threading
 from typing import NamedTuple
+from urllib.parse import parse_qs
 
-from flask import Blueprint, abort, current_app, request, session
+from flask import Blueprint, abort, make_response, request, session
 from flask_babel import get_locale
 from flask_wtf.csrf import generate_csrf
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 
+from companion import compact
 from companion.db import db
 from companion.htmx import render
 from companion.links import LINKS, level_for, me
-from companion.matches import board, get_match, phone_form_key, table_key
+from companion.matches import board, phone_form_key, table_key
+from companion.memo import Memo
 from companion.models import Match
-from companion.state import MatchState, match_state
+from companion.state import MatchState, current_state, replayed
 
 bp = Blueprint("live", __name__, url_prefix="/matches/<int:match_id>")
 
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
-CACHE_SIZE = 512  # live renders kept; a table needs a few per version
-STATES_KEPT = 256  # replayed versions kept: more than the tables a house plays at once
+RENDERS = Memo("live_regions", 512)  # a table needs a few per version
 
 
 class Regions(NamedTuple):
@@ -38,9 +43,6 @@ class Regions(NamedTuple):
     html: str
     table_key: str
     entered: frozenset[int]
-
-
-_cache_lock = Lock()
 
 
 @bp.get("/live")
@@ -64,70 +66,84 @@ def poll(match_id: int):
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
     key = (match_id, version, view, level, str(get_locale()))
-    regions = cached(key)
+    regions = RENDERS.get(key)
     if regions is None:
-        regions = remember(key, render_regions(replayed(match_id, version), view))
+        regions = RENDERS.put(key, render_regions(replayed(match_id, version), view))
     form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
-        entry = render("matches/_entry.html", **board(replayed(match_id, version)), form={},
-                       errors={}, oob=True)
-    poller = render("matches/_poll.html", match_id=match_id, version=version,
-                    form_key=form_key, view=view)
+        entry = compact(render("matches/_entry.html", **board(replayed(match_id, version)),
+                               form={}, errors={}, oob=True))
+    poller = compact(render("matches/_poll.html", match_id=match_id, version=version,
+                            form_key=form_key, view=view))
     html = regions.html.replace(CSRF_SLOT, generate_csrf()) + entry + poller
-    return html, 200, {"ETag": etag, "Cache-Control": "no-cache"}
+    response = make_response(html, 200, {"ETag": etag, "Cache-Control": "no-cache"})
+    response.compacted = True  # its pieces are: see companion.compact_html
+    return response
 
 
 @bp.get("/table")
 def table_view(match_id: int):
     """The big-screen view for a tablet or TV: rows, last steps and score, updating live."""
-    state = match_state(get_match(match_id))
-    return render("matches/table.html", **board(state, "table"), form={}, errors={})
+    return render("matches/table.html", **board(current_state(match_id), "table"), form={},
+                  errors={})
 
 
 def render_regions(state: MatchState, view: str) -> Regions:
     """Render the live regions for this version, with the CSRF token left as a slot."""
     context = board(state, view)
-    html = render("matches/live.html", **context, form={}, errors={})
+    html = compact(render("matches/live.html", **context, form={}, errors={}))
     current = state.current
     return Regions(html.replace(generate_csrf(), CSRF_SLOT), table_key(state),
                    frozenset(current.entered) if current else frozenset())
 
 
-def replayed(match_id: int, version: int) -> MatchState:
-    """The match at this version, replayed once and then shared by the table's phones.
+LIVE_PATH = re.compile(r"/matches/(\d+)/live")
+QUIET_HEADERS = [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "same-origin"),
+                 ("Content-Length", "0")]
 
-    A version never changes once written (every stored input raises it), so a replay
-    read in this request's transaction at ``version`` stays true. The shared state is
-    only read afterwards: every attribute a render needs is loaded by the replay.
+
+class QuietPolls:
+    """WSGI middleware: a poll whose match is still at ``since`` gets 204 at once.
+
+    Most polls are such: every phone asks every 2 s, and a table changes a few times a
+    minute. Answering them costs one indexed read on a connection of this thread,
+    without a request context, session, or ORM; every other request (and a poll whose
+    version moved on, or of a match that does not exist) goes to Flask, whose ``poll``
+    gives the same answers. Only for SQLite files: otherwise every poll goes to Flask.
     """
-    state = cached((match_id, version), "live_states")
-    if state is None:
-        state = match_state(get_match(match_id))
-        remember((match_id, state.match.version), state, "live_states", STATES_KEPT)
-    return state
 
+    def __init__(self, app):
+        self.wsgi_app = app.wsgi_app
+        url = make_url(app.config["SQLALCHEMY_DATABASE_URI"])
+        path = url.database if url.get_backend_name() == "sqlite" else None
+        self.path = path if path and path != ":memory:" else None
+        self.local = threading.local()
 
-def app_cache(name: str) -> OrderedDict:
-    """One of this app's caches (each app has its own database, so its own cache)."""
-    return current_app.extensions.setdefault(name, OrderedDict())
+    def __call__(self, environ, start_response):
+        if self.path and environ.get("REQUEST_METHOD") == "GET":
+            found = LIVE_PATH.fullmatch(environ.get("PATH_INFO", ""))
+            if found and self.quiet(int(found.group(1)), environ.get("QUERY_STRING", "")):
+                start_response("204 NO CONTENT", QUIET_HEADERS)
+                return []
+        return self.wsgi_app(environ, start_response)
 
+    def quiet(self, match_id: int, query: str) -> bool:
+        """True when the poll's ``since`` is the match's current version."""
+        since = parse_qs(query).get("since")
+        if not since or not since[0].isdigit():
+            return False
+        try:
+            row = self.connection().execute(
+                "SELECT version FROM match WHERE id = ?", (match_id,)).fetchone()
+        except sqlite3.Error:  # not migrated yet, or busy: Flask answers instead
+            return False
+        return row is not None and str(row[0]) == since[0]
 
-def cached(key: tuple, name: str = "live_regions"):
-    """A shared render or replay of this version, if one is in memory."""
-    with _cache_lock:
-        cache = app_cache(name)
-        value = cache.get(key)
-        if value is not None:
-            cache.move_to_end(key)
-        return value
-
-
-def remember(key: tuple, value, name: str = "live_regions", size: int = CACHE_SIZE):
-    """Keep a render or replay for the table's other phones; forget the oldest past size."""
-    with _cache_lock:
-        cache = app_cache(name)
-        cache[key] = value
-        while len(cache) > size:
-            cache.popitem(last=False)
-    return value
+    def connection(self) -> sqlite3.Connection:
+        """This thread's own connection (autocommit: each read sees the latest write)."""
+        connection = getattr(self.local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, isolation_level=None, timeout=5)
+            self.local.connection = connection
+        return connection

@@ -14,7 +14,7 @@ from companion.htmx import render
 from companion.links import access, grant, me
 from companion.models import Match, Player, Seat
 from companion.players import add_player, check_new_name
-from companion.state import MatchState, match_state
+from companion.state import MatchState, current_state
 
 bp = Blueprint("matches", __name__, url_prefix="/matches")
 
@@ -117,7 +117,7 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
 @bp.get("/<int:match_id>")
 def show(match_id: int):
     """The match at the table: the rows, the next thing to enter, the score."""
-    state = match_state(get_match(match_id))
+    state = current_state(match_id)
     return render("matches/show.html", "match", **board(state), form={}, errors={})
 
 
@@ -176,7 +176,7 @@ def phone_form_key(table: str, level: str | None, mine: int | None, entered) -> 
 @bp.get("/<int:match_id>/grid")
 def grid(match_id: int):
     """The card grid's buttons, cards seen in the open game disabled (loaded by htmx)."""
-    state = match_state(get_match(match_id))
+    state = current_state(match_id)
     seen = state.current.seen if state.current else set()
     return render("matches/grid.html", deck=state.deck, seen=seen)
 
@@ -184,7 +184,7 @@ def grid(match_id: int):
 @bp.get("/<int:match_id>/scoreboard")
 def scoreboard(match_id: int):
     """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
-    state = match_state(get_match(match_id))
+    state = current_state(match_id)
     context = board(state)
     return render("matches/scoreboard.html", "scoreboard", **context,
                   leader_names=", ".join(state.name(p) for p in context["standing"].leaders),

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from flask import abort
 from sqlalchemy import select
 
 from companion import rules
 from companion.db import db
+from companion.memo import Memo
 from companion.models import (
     Game,
     GameResult,
@@ -141,6 +143,43 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
         for index, game in enumerate(match.games)
     ]
     return state
+
+
+REPLAYS = Memo("replays", 256)  # versions kept: more than the tables a house plays at once
+
+
+def current_state(match_id: int) -> MatchState:
+    """The match as it is now, for reading (404 if there is none); see ``replayed``."""
+    version = db.session.scalar(select(Match.version).where(Match.id == match_id))
+    if version is None:
+        abort(404)
+    return replayed(match_id, version)
+
+
+def replayed(match_id: int, version: int) -> MatchState:
+    """The match at ``version`` (read in this transaction), replayed once and shared.
+
+    Every phone of a table asks for the same version within seconds of each other: the
+    first request replays it, the others (and the next write's check) read the same
+    state. A version never changes once written, so the replay stays true. The shared
+    state is detached from any session and only read: everything a page or a check
+    reads was loaded by the replay. Writes that change ORM objects (undo) replay their
+    own with ``match_state``.
+    """
+    state = REPLAYS.get((match_id, version))
+    if state is None:
+        state = match_state(db.get_or_404(Match, match_id))
+        detach(state)
+        REPLAYS.put((match_id, state.match.version), state)
+    return state
+
+
+def detach(state: MatchState) -> None:
+    """Take a replay's objects out of the session, as they will be in later requests."""
+    db.session.expunge(state.match)  # with its seats, games and their loaded rows
+    for player in state.players:
+        if player in db.session:
+            db.session.expunge(player)
 
 
 def stored_results(match_id: int) -> dict[int, dict[int, int]]:

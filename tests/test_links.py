@@ -260,3 +260,49 @@ def test_a_shared_live_render_carries_each_phones_own_csrf_token(client, app, ta
         assert "Take row 1" in body
         found += re.findall(r'name="csrf_token" value="([^"]+)"', body)
     assert len(found) == 3 and len(set(found)) == 3
+
+
+# --- cheap polls: the quiet answer before Flask, one replay per version -------------------
+
+
+def test_a_quiet_poll_is_answered_before_flask(client, app, table, monkeypatch):
+    """A poll at the current version gets 204 from QuietPolls: no view runs at all."""
+    _, match_id = table
+    with app.app_context():
+        version = db.session.get(Match, match_id).version
+    views = []
+    monkeypatch.setitem(app.view_functions, "live.poll", lambda **kw: views.append(kw) or "")
+    quiet = client.get(f"/matches/{match_id}/live?since={version}&form=x&view=match")
+    assert quiet.status_code == 204 and quiet.get_data() == b"" and views == []
+    client.get(f"/matches/{match_id}/live?since={version - 1}")  # moved on: Flask's turn
+    client.get(f"/matches/{match_id}/live?since=abc")
+    assert len(views) == 2
+
+
+def test_polls_the_middleware_passes_on_get_flasks_answers(client, app, table):
+    (anna, _ben, _cleo), match_id = table
+    assert client.get("/matches/999/live?since=0").status_code == 404
+    with app.app_context():
+        version = db.session.get(Match, match_id).version
+    enter_round(client, match_id, {anna: 41})
+    stale = client.get(f"/matches/{match_id}/live?since={version}")
+    assert stale.status_code == 200 and f"since={version + 1}" in stale.get_data(as_text=True)
+    assert client.get(f"/matches/{match_id}/live?since={version + 1}").status_code == 204
+
+
+def test_a_shared_replay_shows_the_same_page_to_every_phone(client, app, table):
+    """The second phone at a version reads the first one's replay (detached): same page."""
+    (anna, ben, cleo), match_id = table
+    enter_round(client, match_id, {anna: 39, ben: 42, cleo: 3})  # Cleo must choose a row
+    player_token, _ = tokens(app, match_id)
+    pages = []
+    for _ in range(2):
+        other = phone(app, match_id, player_token)
+        other.post(f"/matches/{match_id}/me", data={"player": str(cleo)})
+        page = other.get(f"/matches/{match_id}").get_data(as_text=True)
+        pages.append(re.sub(r'(csrf_token" value="|X-CSRFToken": ")[^"]+', "", page))
+    assert pages[0] == pages[1]
+    assert "Take row 1" in pages[1] and "Cleo" in pages[1]
+    # ...and a write checks against that shared replay, then stores by its version.
+    assert choose(client, match_id, cleo, 2).status_code == 303
+    assert "Take row 1" not in client.get(f"/matches/{match_id}").get_data(as_text=True)
