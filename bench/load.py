@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -253,15 +254,17 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(database_url: str, port: int) -> subprocess.Popen:
+def start_server(database_url: str, port: int, workers: int | None) -> subprocess.Popen:
     """The real server, as `make run` starts it, on loopback with its own database."""
     env = {**os.environ, "COMPANION_DATABASE_URL": database_url,
            "COMPANION_SECRET_KEY": "load-bench"}
+    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1",
+               "--port", str(port)]
+    if workers is not None:
+        command += ["--workers", str(workers)]
     # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
     log = open(Path(tempfile.gettempdir()) / "companion-load-server.log", "w")  # noqa: SIM115
-    server = subprocess.Popen(
-        [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -273,12 +276,54 @@ def start_server(database_url: str, port: int) -> subprocess.Popen:
     raise SystemExit("the server did not start")
 
 
-def peak_memory_mb(pid: int) -> float:
-    """The process's peak resident memory (VmHWM), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+class MemoryWatch(threading.Thread):
+    """Samples the server's memory twice a second: the server and its worker processes.
+
+    Workers are forked from the server, so they share pages; the sum of their resident
+    sizes counts those pages once per process. The figure reported is the peak of the
+    sum of proportional set sizes (PSS: a shared page split among its sharers), with
+    the plain resident sum beside it.
+    """
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_pss = self.peak_rss = 0.0
+        self.processes = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            pss = rss = 0.0
+            pids = [self.pid, *children(self.pid)]
+            for pid in pids:
+                figures = smaps_rollup(pid)
+                pss += figures.get("Pss", 0) / 1024
+                rss += figures.get("Rss", 0) / 1024
+            self.peak_pss, self.peak_rss = max(self.peak_pss, pss), max(self.peak_rss, rss)
+            self.processes = max(self.processes, len(pids))
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """A process's memory figures in kB (Rss, Pss, ...), empty once it is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return {}
+    figures = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        figures[name] = int(value.split()[0])
+    return figures
 
 
 async def run(port: int, created, args) -> tuple[Stats, float, list[Table]]:
@@ -293,7 +338,7 @@ async def run(port: int, created, args) -> tuple[Stats, float, list[Table]]:
     return stats, time.monotonic() - begin, tables
 
 
-def report(stats: Stats, elapsed: float, memory: float, args) -> None:
+def report(stats: Stats, elapsed: float, memory: MemoryWatch, args) -> None:
     """Print the figures."""
     latencies = sorted(stats.latencies)
     cuts = statistics.quantiles(latencies, n=100)
@@ -308,7 +353,8 @@ def report(stats: Stats, elapsed: float, memory: float, args) -> None:
           f"max {latencies[-1] * 1000:.1f} ms")
     print(f"errors: {len(stats.errors)}" + (f" (first: {stats.errors[:3]})" if stats.errors
                                              else ""))
-    print(f"server peak memory: {memory:.0f} MB")
+    print(f"server peak memory: {memory.peak_pss:.0f} MB (PSS of {memory.processes} processes;"
+          f" resident sum {memory.peak_rss:.0f} MB)")
 
 
 def main() -> None:
@@ -318,15 +364,19 @@ def main() -> None:
     parser.add_argument("--phones", type=int, default=6)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--round-seconds", type=float, default=20)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="server processes (default: the server's own default)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
         database_url = f"sqlite:///{folder}/load.sqlite"
-        server = start_server(database_url, port)
+        server = start_server(database_url, port, args.workers)
+        memory = MemoryWatch(server.pid)
+        memory.start()
         try:
             created = create_matches(database_url, args.tables, args.phones)
             stats, elapsed, _ = asyncio.run(run(port, created, args))
-            memory = peak_memory_mb(server.pid)
+            memory.done.set()
         finally:
             server.terminate()
             server.wait(timeout=10)

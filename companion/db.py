@@ -1,7 +1,15 @@
 """Flask extensions, created unbound and attached to the app in create_app()."""
 
+import logging
+import os
 import sqlite3
 import threading
+import time
+
+try:
+    import fcntl
+except ImportError:  # Windows: one server process, the thread lock is enough
+    fcntl = None
 
 from flask import has_request_context, request
 from flask_babel import Babel
@@ -13,6 +21,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
 
 # Named constraints let Alembic's SQLite batch mode drop and alter them later.
+logger = logging.getLogger(__name__)
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -45,6 +55,8 @@ def _configure_sqlite(dbapi_connection, _connection_record) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
+        if _checkpoints["background"]:
+            cursor.execute("PRAGMA wal_autocheckpoint=0")
         cursor.close()
         # Let SQLAlchemy say BEGIN itself (below) instead of the driver's own guess.
         dbapi_connection.isolation_level = None
@@ -66,10 +78,10 @@ def _begin_sqlite(connection) -> None:
     if not immediate:
         connection.exec_driver_sql("BEGIN")
         return
-    # Writers of this process queue on a lock first: SQLite's own wait polls in sleeps
-    # of up to 100 ms, which makes a busy table feel slow. Other processes (the CLI)
-    # still meet SQLite's lock.
-    connection.info["writer"] = WRITER.acquire(timeout=WRITER_WAIT)
+    # Writers queue on a lock first: SQLite's own wait polls in sleeps of up to 100 ms,
+    # which makes a busy table feel slow. Other programs (the CLI) meet SQLite's lock.
+    writer = writer_lock(connection.engine.url.database)
+    connection.info["writer"] = writer if writer.acquire(timeout=WRITER_WAIT) else None
     try:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
     except Exception:
@@ -91,13 +103,110 @@ def read_first() -> None:
     db.session.connection(execution_options={READ_FIRST: True})
 
 
-WRITER = threading.Lock()
 WRITER_WAIT = 30  # seconds; past that, leave the waiting to SQLite
+
+
+class WriterLock:
+    """Where one database's writers queue, woken the moment the writer before is done.
+
+    Threads of a process queue on a thread lock; the server's worker processes then on
+    a file lock beside the database (``flock``, which the kernel releases if a process
+    dies). Without ``fcntl`` (Windows) there is one process, and the thread lock.
+    """
+
+    def __init__(self, path: str | None):
+        self.threads = threading.Lock()
+        self.path = f"{path}.writer" if fcntl and path and path != ":memory:" else None
+        self.file: int | None = None
+
+    def acquire(self, timeout: float) -> bool:
+        """Wait for the turn to write; False after ``timeout`` seconds among threads.
+
+        The file is opened for each write and closed after it: a test run opens
+        hundreds of databases, and an idle process keeps no descriptor.
+        """
+        if not self.threads.acquire(timeout=timeout):
+            return False
+        if self.path:
+            try:
+                self.file = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self.file, fcntl.LOCK_EX)
+            except OSError:
+                self.release()
+                raise
+        return True
+
+    def release(self) -> None:
+        """Let the next writer in (closing the file releases its lock)."""
+        if self.file is not None:
+            os.close(self.file)
+            self.file = None
+        self.threads.release()
+
+
+_writers: dict[str | None, WriterLock] = {}
+_writers_lock = threading.Lock()
+
+
+def writer_lock(path: str | None) -> WriterLock:
+    """The writer lock of the database at ``path``, one per process."""
+    with _writers_lock:
+        return _writers.setdefault(path, WriterLock(path))
+
+
+def _forget_writer_locks() -> None:
+    """A forked worker opens its own lock files: a shared one would not exclude."""
+    _writers.clear()
+
+
+os.register_at_fork(after_in_child=_forget_writer_locks)
 
 
 @event.listens_for(Engine, "commit")
 @event.listens_for(Engine, "rollback")
 def _release_writer(connection) -> None:
     """Let the next writer in once a write transaction ends."""
-    if connection.info.pop("writer", False):
-        WRITER.release()
+    writer = connection.info.pop("writer", None)
+    if writer is not None:
+        writer.release()
+
+
+_checkpoints = {"background": False}
+CHECKPOINT_EVERY = 1.0  # seconds between checkpoints of a server process
+
+
+def checkpoint_in_background(app) -> threading.Thread:
+    """Copy the write-ahead log into the database from a thread of its own (the server).
+
+    By default SQLite checkpoints inside the commit that takes the log past 1,000
+    pages. While phones read all the time the log cannot start over, so every commit
+    then tried again: inside the write lock that the other phones' writes wait for.
+    A server process instead checkpoints once a second, outside any write; the other
+    processes (the CLI, tests) keep SQLite's default.
+    """
+    _checkpoints["background"] = True
+    with app.app_context():
+        engine = db.engine
+    thread = threading.Thread(target=_checkpoint_forever, args=(engine,), daemon=True,
+                              name="checkpoints")
+    thread.start()
+    return thread
+
+
+def _checkpoint_forever(engine) -> None:
+    """Checkpoint every CHECKPOINT_EVERY seconds, as far as the readers allow (PASSIVE)."""
+    while True:
+        time.sleep(CHECKPOINT_EVERY)
+        try:
+            checkpoint(engine)
+        except Exception:  # a busy or missing database: try again next time
+            logger.exception("checkpoint failed")
+
+
+def checkpoint(engine) -> None:
+    """One PASSIVE checkpoint, outside any transaction (it waits for nobody)."""
+    connection = engine.raw_connection()
+    try:
+        connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    finally:
+        connection.close()

@@ -317,14 +317,29 @@ def test_home_view_fragment(client):
 
 
 def test_serve_args_from_env(monkeypatch):
-    """Host and port come from flags, else COMPANION_HOST / COMPANION_PORT."""
+    """Host, port and workers come from flags, else COMPANION_HOST / _PORT / _WORKERS."""
     monkeypatch.setenv("COMPANION_HOST", "127.0.0.1")
     monkeypatch.setenv("COMPANION_PORT", "8123")
-    assert vars(parse_args([])) == {"host": "127.0.0.1", "port": 8123}
-    assert vars(parse_args(["--host", "0.0.0.0", "--port", "9000"])) == {
+    monkeypatch.setenv("COMPANION_WORKERS", "3")
+    assert vars(parse_args([])) == {"host": "127.0.0.1", "port": 8123, "workers": 3}
+    assert vars(parse_args(["--host", "0.0.0.0", "--port", "9000", "--workers", "1"])) == {
         "host": "0.0.0.0",
         "port": 9000,
+        "workers": 1,
     }
+
+
+def test_serve_defaults_to_one_worker_per_core_up_to_four(monkeypatch):
+    monkeypatch.delenv("COMPANION_WORKERS", raising=False)
+    for cores, workers in [(None, 1), (1, 1), (2, 2), (4, 4), (16, 4)]:
+        monkeypatch.setattr("os.cpu_count", lambda cores=cores: cores)
+        assert parse_args([]).workers == workers
+
+
+def test_serve_refuses_zero_workers(capsys):
+    with pytest.raises(SystemExit):
+        parse_args(["--workers", "0"])
+    assert "--workers must be at least 1" in capsys.readouterr().err
 
 
 def test_phone_url():
