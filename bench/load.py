@@ -1,12 +1,16 @@
 """Load benchmark: many tables of phones polling and playing against the real server.
 
 Run: .venv/bin/python bench/load.py [--tables 100] [--phones 6] [--seconds 60]
+     [--round-seconds 30] [--workers N]
 (prints figures; not a test). It starts `python -m companion.serve` on 127.0.0.1 with
-a fresh database, sets up one match per table over HTTP (players, match, starting cards,
-every phone joining by the player link and saying who it is), then lets every phone poll
-/live every 2 s while the tables play: each player sends their own card at a random
-moment of the round, too-low cards are answered by their player's phone, and games
-follow one another. Traffic goes to loopback only and stops after --seconds.
+a fresh database, sets up one match per table (written directly; every phone joins
+over HTTP by the player link and says who it is), then lets every phone poll /live
+every 2 s while the tables play: tables sit down at random moments of the first
+round; in each round every player sends their own card at a random moment of its
+first half, too-low cards are answered by their player's phone, and games follow one
+another. A round every 30 s is a brisk table (a 10-round game entered in 5 minutes);
+--round-seconds 20 is a stress test. Traffic goes to loopback only and stops after
+--seconds; figures count the requests sent until then.
 
 Target (issue 4): 100 tables of 6 phones, p95 under 100 ms, zero errors, server under
 300 MB.
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -56,12 +61,19 @@ class Connection:
                 return await asyncio.wait_for(
                     self._exchange(method, path, form, headers or {}), timeout=30)
             except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
-                if self.writer is not None:
-                    self.writer.close()
-                self.writer = None
+                self.close()
                 if attempt == 2:
                     raise
+            except asyncio.CancelledError:  # the time is up mid-request: a fresh start
+                self.close()
+                raise
         raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Drop the connection; the next request opens a new one."""
+        if self.writer is not None:
+            self.writer.close()
+        self.writer = None
 
     async def _exchange(self, method, path, form, headers):
         if self.writer is None:
@@ -165,6 +177,7 @@ class Table:
     async def play(self, stats: Stats, stop: float, round_seconds: float) -> None:
         """Deal and play games until the time is up; choices go to the right phone."""
         rng = random.Random(self.match_id)
+        await asyncio.sleep(rng.uniform(0, round_seconds))  # tables sit down one by one
         while time.monotonic() < stop:
             self.games += 1
             cards = rng.sample(range(1, 105), 10 * len(self.phones) + 4)
@@ -333,9 +346,15 @@ async def run(port: int, created, args) -> tuple[Stats, float, list[Table]]:
     begin = time.monotonic()
     stop = begin + args.seconds
     tasks = [phone.poll_forever(stats, stop) for table in tables for phone in table.phones]
-    tasks += [table.play(stats, stop, args.round_seconds) for table in tables]
+    tasks += [until(stop, table.play(stats, stop, args.round_seconds)) for table in tables]
     await asyncio.gather(*tasks)
     return stats, time.monotonic() - begin, tables
+
+
+async def until(stop: float, play) -> None:
+    """Play until ``stop``, leaving a round unfinished rather than running over."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(play, timeout=max(0.0, stop - time.monotonic()))
 
 
 def report(stats: Stats, elapsed: float, memory: MemoryWatch, args) -> None:
@@ -363,7 +382,8 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--phones", type=int, default=6)
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--round-seconds", type=float, default=20)
+    parser.add_argument("--round-seconds", type=float, default=30,
+                        help="seconds a table takes for a round (default 30: brisk)")
     parser.add_argument("--workers", type=int, default=None,
                         help="server processes (default: the server's own default)")
     args = parser.parse_args()
