@@ -16,7 +16,7 @@ import qrcode.image.svg
 from flask import Blueprint, abort, current_app, redirect, request, session, url_for
 from markupsafe import Markup
 
-from companion.db import db
+from companion.db import db, read_first
 from companion.htmx import render
 from companion.models import Match, new_token
 from companion.serve import lan_address
@@ -110,7 +110,12 @@ def renew(match_id: int):
 
 @bp.post("/me")
 def choose_me(match_id: int):
-    """Remember which player this phone belongs to ("I am Anna"), or forget it."""
+    """Remember which player this phone belongs to ("I am Anna"), or forget it.
+
+    Only the phone's session changes: the match is read without the write lock, so six
+    phones saying who they are do not queue behind the tables' writes.
+    """
+    read_first()
     match = get_match(match_id)
     value = request.form.get("player", "")
     ids = {seat.player_id for seat in match.seats}
