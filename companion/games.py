@@ -106,7 +106,7 @@ def write(match_id: int, add):
             entry = add(state, request.form)
         except Rejected as rejected:
             return show_with_errors(match_id, rejected.errors)
-        version, player_ids = state.match.version, state.player_ids
+        version, player_ids = state.version, state.player_ids
         db.session.rollback()  # the check is done: leave the read, then write briefly
         stored = store(match_id, version, player_ids, entry)
         if stored is not MOVED_ON:
@@ -131,6 +131,7 @@ class Entry:
 
     rows: list
     clear_hidden: int | None = None  # game id whose hidden cards the new round replaces
+    hidden: bool = False  # only hidden cards: the match's table_version stays
     # Only the last round of a game and score-only games can finish one (undo can
     # reopen one): everything else skips the replay of results and statistics.
     results: bool = False
@@ -145,7 +146,9 @@ def store(match_id: int, version: int, player_ids: list[int], entry: Entry):
     try:
         bumped = db.session.execute(
             update(Match).where(Match.id == match_id, Match.version == version)
-            .values(version=Match.version + 1).execution_options(synchronize_session=False)
+            .values(version=Match.version + 1,
+                    table_version=Match.table_version + (0 if entry.hidden else 1))
+            .execution_options(synchronize_session=False)
         ).rowcount
         if not bumped:
             db.session.rollback()
@@ -174,6 +177,7 @@ def save(state: MatchState):
         db.session.flush()
         refresh_results(state.match.id, state.player_ids)
         state.match.version += 1
+        state.match.table_version += 1
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -261,7 +265,8 @@ def add_round(state: MatchState, form) -> Entry:
     number = game.rounds_played + 1
     if len(entered) + len(cards) < len(state.player_ids):
         return Entry([PendingCard(game_id=game.game.id, round_number=number,
-                                  player_id=player_id, card=card) for player_id, card in cards])
+                                  player_id=player_id, card=card) for player_id, card in cards],
+                     hidden=True)
     plays = [Play(game_id=game.game.id, player_id=player_id, card=card)
              for player_id, card in [*entered.items(), *cards]]
     return Entry([Round(game_id=game.game.id, number=number, plays=plays)],

@@ -103,6 +103,7 @@ def renew(match_id: int):
     require_player(match)
     match.player_token, match.watch_token = new_token(), new_token()
     match.version += 1
+    match.table_version += 1  # the shared replays hold the old tokens
     db.session.commit()
     grant(match, match.player_token)
     return redirect(url_for("links.invite", match_id=match.id), 303)

@@ -52,11 +52,12 @@ def poll(match_id: int):
     Plain clients may poll with If-None-Match instead and get 304 while nothing changes.
     """
     row = db.session.execute(
-        select(Match.version, Match.player_token, Match.watch_token).where(Match.id == match_id)
+        select(Match.version, Match.table_version, Match.player_token, Match.watch_token)
+        .where(Match.id == match_id)
     ).first()
     if row is None:
         abort(404)
-    version, player_token, watch_token = row
+    version, table_version, player_token, watch_token = row
     if request.args.get("since") == str(version):
         return "", 204
     view = "table" if request.args.get("view") == "table" else "match"
@@ -68,12 +69,14 @@ def poll(match_id: int):
     key = (match_id, version, view, level, str(get_locale()))
     regions = RENDERS.get(key)
     if regions is None:
-        regions = RENDERS.put(key, render_regions(replayed(match_id, version), view))
+        state = replayed(match_id, version, table_version)
+        regions = RENDERS.put(key, render_regions(state, view))
     form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
-        entry = compact(render("matches/_entry.html", **board(replayed(match_id, version)),
-                               form={}, errors={}, oob=True))
+        state = replayed(match_id, version, table_version)
+        entry = compact(render("matches/_entry.html", **board(state), form={}, errors={},
+                               oob=True))
     poller = compact(render("matches/_poll.html", match_id=match_id, version=version,
                             form_key=form_key, view=view))
     html = regions.html.replace(CSRF_SLOT, generate_csrf()) + entry + poller

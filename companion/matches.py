@@ -132,7 +132,7 @@ def board(state: MatchState, view: str = "match") -> dict:
     return {
         "view": view,
         "match_id": state.match.id,
-        "version": state.match.version,
+        "version": state.version,
         "level": level,
         "me": mine,
         "form_key": form_key(state, level, mine),

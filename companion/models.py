@@ -47,6 +47,9 @@ class Match(db.Model):
     pro: Mapped[bool] = mapped_column(default=False)
     # Bumped by every write to the match: phones poll it to know when to refresh.
     version: Mapped[int] = mapped_column(default=0)
+    # Bumped by every write but hidden cards (companion.state.replayed): while it stays,
+    # a newer version differs from an older one only by cards waiting to be revealed.
+    table_version: Mapped[int] = mapped_column(default=0, server_default="0")
     # The secrets of the player link (enter cards and choices) and the watch link.
     player_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
     watch_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)

@@ -1,12 +1,24 @@
 """Many phones, one table: player and watch links, own-card entry, live polling."""
 
+import random
 import re
 
 import pytest
-from driver import add_players, choose, enter_round, pending_of, start_game, start_match, state_of
+from driver import (
+    add_players,
+    choose,
+    enter_round,
+    pending_of,
+    start_game,
+    start_match,
+    state_of,
+    undo,
+)
 
+from companion import state as state_module
 from companion.db import db
 from companion.models import Match, PendingCard, Round
+from companion.state import current_state, match_state
 
 
 @pytest.fixture
@@ -306,3 +318,52 @@ def test_a_shared_replay_shows_the_same_page_to_every_phone(client, app, table):
     # ...and a write checks against that shared replay, then stores by its version.
     assert choose(client, match_id, cleo, 2).status_code == 303
     assert "Take row 1" not in client.get(f"/matches/{match_id}").get_data(as_text=True)
+
+
+def versions_of(app, match_id):
+    with app.app_context():
+        match = db.session.get(Match, match_id)
+        return match.version, match.table_version
+
+
+def test_hidden_cards_keep_the_table_version_everything_else_raises_it(client, app, table):
+    (anna, ben, cleo), match_id = table
+    version, table_version = versions_of(app, match_id)
+    enter_round(client, match_id, {anna: 39})
+    enter_round(client, match_id, {ben: 42})
+    assert versions_of(app, match_id) == (version + 2, table_version)
+    enter_round(client, match_id, {cleo: 3})  # the last card: the round, Cleo must choose
+    assert versions_of(app, match_id) == (version + 3, table_version + 1)
+    assert choose(client, match_id, cleo, 2).status_code == 303
+    assert versions_of(app, match_id)[1] == table_version + 2
+    enter_round(client, match_id, {anna: 50})
+    undo(client, match_id)  # taking back a hidden card is a change of the table too
+    assert versions_of(app, match_id)[1] == table_version + 3
+    client.post(f"/matches/{match_id}/invite/renew")
+    assert versions_of(app, match_id)[1] == table_version + 4
+
+
+def test_a_version_of_hidden_cards_reads_like_a_full_replay(client, app, table, monkeypatch):
+    """At every version of a round entered card by card, the shared state (derived from
+    the replay of its table_version) shows what replaying from scratch shows."""
+    ids, match_id = table
+    derived = []
+    original = state_module.with_hidden_cards
+    monkeypatch.setattr(state_module, "with_hidden_cards",
+                        lambda *args: derived.append(args) or original(*args))
+    rng = random.Random(7)
+    for _round in range(4):
+        current = state_of(client, match_id).current
+        free = sorted(set(range(1, 105)) - current.seen - set(current.entered.values()))
+        for player_id, card in zip(ids, rng.sample(free, len(ids)), strict=True):
+            assert enter_round(client, match_id, {player_id: card}).status_code == 303
+            with app.test_request_context():
+                shared = current_state(match_id)
+                fresh = match_state(db.session.get(Match, match_id))
+                assert shared.version == fresh.version
+                assert shared.current.entered == fresh.current.entered
+                assert shared.current.table.rows == fresh.current.table.rows
+                assert shared.current.bulls == fresh.current.bulls
+        while (pending := pending_of(client, match_id)) is not None:
+            assert choose(client, match_id, pending.player, pending.suggested).status_code == 303
+    assert len(derived) >= 4 * (len(ids) - 1)  # every card but a round's first, at least
