@@ -2,8 +2,9 @@
 
 Like ``GameResult`` these are results, not inputs: their values are computed by
 ``companion.figures`` from the engine's steps and the stored game results, written in
-the same transaction as the game results (``refresh_match``, called by ``games.save``),
-and rebuildable from the inputs (``flask --app companion rebuild``, see ``rebuild``).
+the same transaction as the game results (``refresh_match``, called by
+``companion.store``), and rebuildable from the inputs (``flask --app companion
+rebuild``, see ``rebuild``).
 Every table cascades with its match or game, so a deleted match leaves no trace.
 """
 

@@ -7,21 +7,18 @@ the form, the user's values and a message next to the field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from flask import Blueprint, redirect, request, url_for
 from flask_babel import gettext
-from sqlalchemy import delete, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import select
 
 from companion import rules
 from companion.db import db, read_first
-from companion.derived import refresh_match
 from companion.htmx import render
 from companion.links import require_player
 from companion.matches import board, get_match
-from companion.models import Game, Match, PendingCard, Play, Round, RowChoice, Score
-from companion.state import MatchState, current_state, game_state, match_state, sync_results
+from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
+from companion.state import MatchState, current_state, match_state
+from companion.store import RACED, Entry, save, store
 from companion.undo import last_input, undo_input
 
 bp = Blueprint("games", __name__, url_prefix="/matches/<int:match_id>")
@@ -83,7 +80,9 @@ def undo(match_id: int):
         return render("matches/undo.html", "undo", state=state, last=last,
                       stale=True), 409
     undo_input(state, last)
-    return save(state) or redirect(url_for("matches.show", match_id=match_id), 303)
+    if save(state) == RACED:
+        return show_with_errors(match_id, {"form": race_message()})
+    return redirect(url_for("matches.show", match_id=match_id), 303)
 
 
 def write(match_id: int, add):
@@ -109,90 +108,20 @@ def write(match_id: int, add):
         version, player_ids = state.version, state.player_ids
         db.session.rollback()  # the check is done: leave the read, then write briefly
         stored = store(match_id, version, player_ids, entry)
-        if stored is not MOVED_ON:
-            return stored or redirect(url_for("matches.show", match_id=match_id)
-                                      + "#live-table", 303)
+        if stored is None:
+            return redirect(url_for("matches.show", match_id=match_id) + "#live-table", 303)
+        if stored == RACED:
+            break
     return show_with_errors(match_id, {"form": race_message()})
 
 
 WRITE_ATTEMPTS = 10  # each retry means another phone of the table stored something
-MOVED_ON = "moved on"  # store() found the match changed since the check
 
 
 def race_message() -> str:
     """What a phone is told when another phone stored the same entry a moment earlier."""
     return gettext(
         "Someone entered this at the same moment on another phone. Here is the table now.")
-
-
-@dataclass
-class Entry:
-    """What a checked form adds to a match: new rows, not yet in the session."""
-
-    rows: list
-    clear_hidden: int | None = None  # game id whose hidden cards the new round replaces
-    hidden: bool = False  # only hidden cards: the match's table_version stays
-    # Only the last round of a game and score-only games can finish one (undo can
-    # reopen one): everything else skips the replay of results and statistics.
-    results: bool = False
-
-
-def store(match_id: int, version: int, player_ids: list[int], entry: Entry):
-    """Store a checked entry if the match is still at ``version``; None when stored.
-
-    MOVED_ON when another phone wrote first (nothing is stored); the form with a message
-    when a unique constraint trips (the same entry stored a moment earlier).
-    """
-    try:
-        bumped = db.session.execute(
-            update(Match).where(Match.id == match_id, Match.version == version)
-            .values(version=Match.version + 1,
-                    table_version=Match.table_version + (0 if entry.hidden else 1))
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        if not bumped:
-            db.session.rollback()
-            return MOVED_ON
-        if entry.clear_hidden is not None:
-            db.session.execute(delete(PendingCard)
-                               .where(PendingCard.game_id == entry.clear_hidden))
-        db.session.add_all(entry.rows)
-        db.session.flush()
-        if entry.results:
-            refresh_results(match_id, player_ids)
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-        return show_with_errors(match_id, {"form": race_message()})
-    return None
-
-
-def save(state: MatchState):
-    """Store what was changed in the session (an undo), with results; None when saved.
-
-    A unique constraint that trips here means another phone stored the same entry a
-    moment earlier: nothing of this request is kept, and the player is told so.
-    """
-    try:
-        db.session.flush()
-        refresh_results(state.match.id, state.player_ids)
-        state.match.version += 1
-        state.match.table_version += 1
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-        return show_with_errors(state.match.id, {"form": race_message()})
-    return None
-
-
-def refresh_results(match_id: int, player_ids: list[int]) -> None:
-    """Replay the last game for its results, and the match's statistics (in the write)."""
-    last = db.session.scalars(
-        select(Game).where(Game.match_id == match_id).order_by(Game.number.desc())
-    ).first()
-    if last is not None:  # only the last game can have changed
-        sync_results(game_state(last, player_ids))
-    refresh_match(match_id)  # the statistics tables (companion.derived)
 
 
 def show_with_errors(match_id: int, errors: Errors):
