@@ -35,9 +35,9 @@ def random_position(rng: random.Random, players: list[str]):
     rows, start = [], 0
     for _ in range(ROWS):
         length = rng.randint(1, 5)
-        rows.append(tuple(sorted(cards[start:start + length])))
+        rows.append(tuple(sorted(cards[start : start + length])))
         start += length
-    plays = list(zip(players, cards[start:start + len(players)], strict=True))
+    plays = list(zip(players, cards[start : start + len(players)], strict=True))
     choices = {player: rng.randint(1, ROWS) for player in players}
     return rows, plays, choices
 
@@ -94,13 +94,17 @@ def main() -> None:
         rows, plays, choices = random_position(rng, PLAYERS_10)
         positions.append((rows, plays, needed_choices(rows, plays, choices)))
 
-    for label, resolver in (("resolve_round", resolve_round),
-                            ("play_round (checked)", checked_round)):
+    for label, resolver in (
+        ("resolve_round", resolve_round),
+        ("play_round (checked)", checked_round),
+    ):
         samples = time_rounds(resolver, positions)
         median = statistics.median(samples)
         p95 = statistics.quantiles(samples, n=20)[-1]
-        print(f"10-player round, {label:22s} {median * 1e6:6.2f} µs median, "
-              f"{p95 * 1e6:6.2f} µs p95 ({1 / statistics.fmean(samples):,.0f} rounds/s)")
+        print(
+            f"10-player round, {label:22s} {median * 1e6:6.2f} µs median, "
+            f"{p95 * 1e6:6.2f} µs p95 ({1 / statistics.fmean(samples):,.0f} rounds/s)"
+        )
 
     games = 20_000
     rates = []
@@ -110,8 +114,10 @@ def main() -> None:
         for _ in range(games):
             simulate_game(game_rng, PLAYERS_4)
         rates.append(games / (time.perf_counter() - begin))
-    print(f"complete 4-player games (10 rounds):     {statistics.median(rates):,.0f} games/s "
-          f"median of 5 x {games:,}")
+    print(
+        f"complete 4-player games (10 rounds):     {statistics.median(rates):,.0f} games/s "
+        f"median of 5 x {games:,}"
+    )
 
 
 if __name__ == "__main__":

@@ -78,8 +78,19 @@ def simulate_cards(rng: random.Random, players: list[int]):
 class History:
     """Rows to insert, with ids handed out here so one executemany per table suffices."""
 
-    TABLES = (Match, Seat, Game, Round, Play, RowChoice, Score, GameResult,
-              derived.PlayerGameStat, derived.NemesisCount, derived.PlayerMatchStat)
+    TABLES = (
+        Match,
+        Seat,
+        Game,
+        Round,
+        Play,
+        RowChoice,
+        Score,
+        GameResult,
+        derived.PlayerGameStat,
+        derived.NemesisCount,
+        derived.PlayerMatchStat,
+    )
 
     def __init__(self) -> None:
         self.rows: dict[type, list[dict]] = {model: [] for model in self.TABLES}
@@ -108,8 +119,11 @@ def add_match(history: History, rng: random.Random, ids: list[int], when, last: 
     """One match: its seats, games until the end condition, and the derived rows."""
     match_id = history.new_id("match")
     players = rng.sample(ids, rng.choices(SIZES, SIZE_WEIGHTS)[0])
-    end = rules.EndCondition() if rng.random() < 0.85 else rules.EndCondition(
-        rules.GAMES, rng.randint(3, 6))
+    end = (
+        rules.EndCondition()
+        if rng.random() < 0.85
+        else rules.EndCondition(rules.GAMES, rng.randint(3, 6))
+    )
     cards_mode = rng.random() < 0.6
     history.add(Match, id=match_id, created_at=when, end_kind=end.kind, end_value=end.value)
     for position, player in enumerate(players, 1):
@@ -120,9 +134,15 @@ def add_match(history: History, rng: random.Random, ids: list[int], when, last: 
         starting, rounds, replay, bulls = simulate_cards(rng, players)
         games.append(bulls)
         mode = "cards" if cards_mode or rng.random() < 0.1 else "scores"
-        history.add(Game, id=game_id, match_id=match_id, number=len(games), mode=mode,
-                    created_at=when, **({f"row{n}": card for n, card in enumerate(starting, 1)}
-                                        if mode == "cards" else {}))
+        history.add(
+            Game,
+            id=game_id,
+            match_id=match_id,
+            number=len(games),
+            mode=mode,
+            created_at=when,
+            **({f"row{n}": card for n, card in enumerate(starting, 1)} if mode == "cards" else {}),
+        )
         if mode == "cards":
             add_rounds(history, game_id, rounds, when)
         else:
@@ -130,8 +150,9 @@ def add_match(history: History, rng: random.Random, ids: list[int], when, last: 
                 history.add(Score, game_id=game_id, player_id=player, bulls=count)
         for player, count in bulls.items():
             history.add(GameResult, game_id=game_id, player_id=player, bulls=count)
-        rows, rivals = figures.game_rows(game_id, match_id, bulls,
-                                         replay if mode == "cards" else None)
+        rows, rivals = figures.game_rows(
+            game_id, match_id, bulls, replay if mode == "cards" else None
+        )
         for row in rows:
             history.add(derived.PlayerGameStat, **row._asdict())
         for rival in rivals:
@@ -157,9 +178,18 @@ def build(app) -> list[int]:
     """Insert the players and the 5,000 matches; return the player ids."""
     rng = random.Random(50)
     with app.app_context():
-        db.session.execute(insert(Player), [
-            {"id": number, "name": f"Player {number}", "name_key": f"player {number}",
-             "archived": number == PLAYERS} for number in range(1, PLAYERS + 1)])
+        db.session.execute(
+            insert(Player),
+            [
+                {
+                    "id": number,
+                    "name": f"Player {number}",
+                    "name_key": f"player {number}",
+                    "archived": number == PLAYERS,
+                }
+                for number in range(1, PLAYERS + 1)
+            ],
+        )
         ids = list(range(1, PLAYERS + 1))
         history = History()
         first = utcnow() - timedelta(days=3.5 * MATCHES)
@@ -169,8 +199,7 @@ def build(app) -> list[int]:
             if index % CHUNK == CHUNK - 1:
                 history.flush()
         history.flush()
-        counts = {model.__tablename__: db.session.query(model).count()
-                  for model in History.TABLES}
+        counts = {model.__tablename__: db.session.query(model).count() for model in History.TABLES}
     print("rows: " + ", ".join(f"{name} {count:,}" for name, count in counts.items()))
     return ids
 
@@ -192,8 +221,13 @@ def timed(client, url: str, repeat: int = 15) -> tuple[float, float]:
 def main() -> None:
     """Build the history and print the server times."""
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
-                          "SECRET_KEY": "bench", "WTF_CSRF_ENABLED": False})
+        app = create_app(
+            {
+                "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
+                "SECRET_KEY": "bench",
+                "WTF_CSRF_ENABLED": False,
+            }
+        )
         with app.app_context():
             db.create_all()
         begin = time.perf_counter()
@@ -208,8 +242,10 @@ def main() -> None:
             ("player page /players/1", f"/players/{ids[0]}"),
             ("/players/1/stats", f"/players/{ids[0]}/stats"),
             ("/players/1/stats?page=50", f"/players/{ids[0]}/stats?page=50"),
-            ("/leaderboard/head-to-head", f"/leaderboard/head-to-head?first={ids[0]}"
-                                          f"&second={ids[1]}"),
+            (
+                "/leaderboard/head-to-head",
+                f"/leaderboard/head-to-head?first={ids[0]}&second={ids[1]}",
+            ),
             ("match history /history", "/history"),
             ("match history /history?page=100", "/history?page=100"),
         ]
@@ -218,11 +254,15 @@ def main() -> None:
             print(f"{label:32s} {warm:7.1f} ms median   (first request {cold:7.1f} ms)")
         # A match finishes at the table: the next leaderboard rates only that match.
         match_id = start_match(client, ids[:3], end_kind="games", end_value=1)
-        assert score_game(client, match_id, dict(zip(ids[:3], (5, 9, 12),
-                                                     strict=True))).status_code == 303
+        assert (
+            score_game(client, match_id, dict(zip(ids[:3], (5, 9, 12), strict=True))).status_code
+            == 303
+        )
         cold, warm = timed(client, "/leaderboard")
-        print(f"{'/leaderboard after a new match':32s} {warm:7.1f} ms median   "
-              f"(first request {cold:7.1f} ms)")
+        print(
+            f"{'/leaderboard after a new match':32s} {warm:7.1f} ms median   "
+            f"(first request {cold:7.1f} ms)"
+        )
 
 
 if __name__ == "__main__":

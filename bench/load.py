@@ -53,13 +53,15 @@ class Connection:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def request(self, method: str, path: str, form: dict | None = None,
-                      headers: dict | None = None) -> tuple[int, dict, str]:
+    async def request(
+        self, method: str, path: str, form: dict | None = None, headers: dict | None = None
+    ) -> tuple[int, dict, str]:
         """Send a request; return status, headers and body text."""
         for attempt in (1, 2):  # the server may close an idle connection: reconnect once
             try:
                 return await asyncio.wait_for(
-                    self._exchange(method, path, form, headers or {}), timeout=30)
+                    self._exchange(method, path, form, headers or {}), timeout=30
+                )
             except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
                 self.close()
                 if attempt == 2:
@@ -79,8 +81,11 @@ class Connection:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         body = urllib.parse.urlencode(form).encode() if form is not None else b""
-        lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}",
-                 f"Content-Length: {len(body)}"]
+        lines = [
+            f"{method} {path} HTTP/1.1",
+            f"Host: 127.0.0.1:{self.port}",
+            f"Content-Length: {len(body)}",
+        ]
         if form is not None:
             lines.append("Content-Type: application/x-www-form-urlencoded")
         if self.cookies:
@@ -149,11 +154,14 @@ class Phone:
         """Ask /live every 2 s (first at a random moment), as the page's htmx does."""
         await asyncio.sleep(random.uniform(0, 2))
         while time.monotonic() < stop:
-            path = (f"/matches/{self.match_id}/live?since={self.since}"
-                    f"&form={urllib.parse.quote(self.form_key)}&view=match")
+            path = (
+                f"/matches/{self.match_id}/live?since={self.since}"
+                f"&form={urllib.parse.quote(self.form_key)}&view=match"
+            )
             async with self.turn:
-                result = await stats.timed("poll", self.http.request(
-                    "GET", path, headers={"HX-Request": "true"}))
+                result = await stats.timed(
+                    "poll", self.http.request("GET", path, headers={"HX-Request": "true"})
+                )
             if result and result[0] == 200 and (found := POLL.search(result[2])):
                 self.since, self.form_key = found.group(1), urllib.parse.unquote(found.group(2))
             await asyncio.sleep(2)
@@ -161,8 +169,12 @@ class Phone:
     async def post(self, stats: Stats, kind: str, path: str, form: dict) -> None:
         """Send a form with this phone's CSRF token."""
         async with self.turn:
-            await stats.timed(kind, self.http.request(
-                "POST", f"/matches/{self.match_id}{path}", {**form, "csrf_token": self.csrf}))
+            await stats.timed(
+                kind,
+                self.http.request(
+                    "POST", f"/matches/{self.match_id}{path}", {**form, "csrf_token": self.csrf}
+                ),
+            )
 
 
 class Table:
@@ -182,7 +194,7 @@ class Table:
             self.games += 1
             cards = rng.sample(range(1, 105), 10 * len(self.phones) + 4)
             starting = cards[-4:]
-            hands = [cards[i * 10:(i + 1) * 10] for i in range(len(self.phones))]
+            hands = [cards[i * 10 : (i + 1) * 10] for i in range(len(self.phones))]
             form = {f"row{n}": str(card) for n, card in enumerate(starting, 1)}
             await self.phones[0].post(stats, "start", "/games", {**form, "game": self.games})
             rows = tuple((card,) for card in starting)
@@ -208,8 +220,12 @@ class Table:
             choices[pending.player] = pending.suggested
             phone = self.phones[self.player_ids.index(pending.player)]
             await asyncio.sleep(rng.uniform(0.5, 2))
-            await phone.post(stats, "choice", "/choice", {**base, "player": pending.player,
-                                                          "row": pending.suggested})
+            await phone.post(
+                stats,
+                "choice",
+                "/choice",
+                {**base, "player": pending.player, "row": pending.suggested},
+            )
         await asyncio.sleep(round_seconds / 2)
         return table.rows
 
@@ -228,10 +244,17 @@ def create_matches(database_url: str, tables: int, seats: int) -> list[tuple[int
     created = []
     with app.app_context():
         for number in range(tables):
-            players = [Player(name=f"T{number}P{seat}", name_key=f"t{number}p{seat}")
-                       for seat in range(seats)]
-            match = Match(end_kind="games", end_value=1000, seats=[
-                Seat(player=player, position=seat) for seat, player in enumerate(players, 1)])
+            players = [
+                Player(name=f"T{number}P{seat}", name_key=f"t{number}p{seat}")
+                for seat in range(seats)
+            ]
+            match = Match(
+                end_kind="games",
+                end_value=1000,
+                seats=[
+                    Seat(player=player, position=seat) for seat, player in enumerate(players, 1)
+                ],
+            )
             db.session.add(match)
             db.session.flush()
             created.append((match.id, match.player_token, [player.id for player in players]))
@@ -254,7 +277,8 @@ async def join_table(port: int, match_id: int, token: str, ids: list[int]) -> Ta
         _, _, page = await phone.http.request("GET", f"/matches/{match_id}")
         phone.csrf = CSRF.search(page).group(1)
         status, _, _ = await phone.http.request(
-            "POST", f"/matches/{match_id}/me", {"player": pid, "csrf_token": phone.csrf})
+            "POST", f"/matches/{match_id}/me", {"player": pid, "csrf_token": phone.csrf}
+        )
         assert status == 303, status
         phones.append(phone)
     return Table(match_id, phones, ids)
@@ -269,10 +293,12 @@ def free_port() -> int:
 
 def start_server(database_url: str, port: int, workers: int | None) -> subprocess.Popen:
     """The real server, as `make run` starts it, on loopback with its own database."""
-    env = {**os.environ, "COMPANION_DATABASE_URL": database_url,
-           "COMPANION_SECRET_KEY": "load-bench"}
-    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1",
-               "--port", str(port)]
+    env = {
+        **os.environ,
+        "COMPANION_DATABASE_URL": database_url,
+        "COMPANION_SECRET_KEY": "load-bench",
+    }
+    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
     if workers is not None:
         command += ["--workers", str(workers)]
     # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
@@ -361,19 +387,28 @@ def report(stats: Stats, elapsed: float, memory: MemoryWatch, args) -> None:
     """Print the figures."""
     latencies = sorted(stats.latencies)
     cuts = statistics.quantiles(latencies, n=100)
-    print(f"{args.tables} tables x {args.phones} phones polling every 2 s, "
-          f"a round every ~{args.round_seconds:g} s, {elapsed:.0f} s")
+    print(
+        f"{args.tables} tables x {args.phones} phones polling every 2 s, "
+        f"a round every ~{args.round_seconds:g} s, {elapsed:.0f} s"
+    )
     print(f"requests: {len(latencies):,} ({len(latencies) / elapsed:,.0f}/s)")
     for kind, times in sorted(stats.by_kind.items()):
-        print(f"  {kind:6s} {len(times):7,}  p50 {statistics.median(times) * 1000:6.1f} ms"
-              f"  max {max(times) * 1000:6.1f} ms")
-    print(f"latency: p50 {statistics.median(latencies) * 1000:.1f} ms, "
-          f"p95 {cuts[94] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms, "
-          f"max {latencies[-1] * 1000:.1f} ms")
-    print(f"errors: {len(stats.errors)}" + (f" (first: {stats.errors[:3]})" if stats.errors
-                                             else ""))
-    print(f"server peak memory: {memory.peak_pss:.0f} MB (PSS of {memory.processes} processes;"
-          f" resident sum {memory.peak_rss:.0f} MB)")
+        print(
+            f"  {kind:6s} {len(times):7,}  p50 {statistics.median(times) * 1000:6.1f} ms"
+            f"  max {max(times) * 1000:6.1f} ms"
+        )
+    print(
+        f"latency: p50 {statistics.median(latencies) * 1000:.1f} ms, "
+        f"p95 {cuts[94] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms, "
+        f"max {latencies[-1] * 1000:.1f} ms"
+    )
+    print(
+        f"errors: {len(stats.errors)}" + (f" (first: {stats.errors[:3]})" if stats.errors else "")
+    )
+    print(
+        f"server peak memory: {memory.peak_pss:.0f} MB (PSS of {memory.processes} processes;"
+        f" resident sum {memory.peak_rss:.0f} MB)"
+    )
 
 
 def main() -> None:
@@ -382,10 +417,18 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--phones", type=int, default=6)
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--round-seconds", type=float, default=30,
-                        help="seconds a table takes for a round (default 30: brisk)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="server processes (default: the server's own default)")
+    parser.add_argument(
+        "--round-seconds",
+        type=float,
+        default=30,
+        help="seconds a table takes for a round (default 30: brisk)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="server processes (default: the server's own default)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()

@@ -69,15 +69,22 @@ def timed(action, repeat: int) -> list[float]:
 def report(label: str, samples: list[float]) -> None:
     """Print median and p95 in milliseconds."""
     p95 = statistics.quantiles(samples, n=20)[-1]
-    print(f"{label:34s} {statistics.median(samples) * 1000:6.2f} ms median, "
-          f"{p95 * 1000:6.2f} ms p95 ({len(samples)} runs)")
+    print(
+        f"{label:34s} {statistics.median(samples) * 1000:6.2f} ms median, "
+        f"{p95 * 1000:6.2f} ms p95 ({len(samples)} runs)"
+    )
 
 
 def main() -> None:
     """Print server times and page weights."""
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
-                          "SECRET_KEY": "bench", "WTF_CSRF_ENABLED": False})
+        app = create_app(
+            {
+                "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
+                "SECRET_KEY": "bench",
+                "WTF_CSRF_ENABLED": False,
+            }
+        )
         with app.app_context():
             db.create_all()
         client = app.test_client()
@@ -100,17 +107,20 @@ def main() -> None:
             samples.append(time.perf_counter() - begin)
             assert response.status_code == 303, response.status_code
             with app.app_context():  # untimed: take the round back for the next run
-                db.session.execute(db.delete(Round).where(Round.game_id == game_id,
-                                                          Round.number == 5))
+                db.session.execute(
+                    db.delete(Round).where(Round.game_id == game_id, Round.number == 5)
+                )
                 db.session.commit()
         report("POST round submission", samples)
 
         html = page.get_data()
         css = client.get("/static/css/app.css").get_data()
         js = client.get("/static/js/table.js").get_data()
-        print(f"round page HTML {len(html):,} B + CSS {len(css):,} B = "
-              f"{len(html) + len(css):,} B ({len(gzip.compress(html + css)):,} B gzipped); "
-              f"table.js {len(js):,} B; htmx excluded")
+        print(
+            f"round page HTML {len(html):,} B + CSS {len(css):,} B = "
+            f"{len(html) + len(css):,} B ({len(gzip.compress(html + css)):,} B gzipped); "
+            f"table.js {len(js):,} B; htmx excluded"
+        )
 
 
 if __name__ == "__main__":

@@ -32,8 +32,9 @@ def resolve():
     """Resolve a round on a typed-in table, or say which player must choose a row."""
     try:
         position = parse_position(read_json())
-        result = rules.play_round(position.rows, position.plays, position.choices,
-                                  deck=position.deck)
+        result = rules.play_round(
+            position.rows, position.plays, position.choices, deck=position.deck
+        )
     except RuleError as error:
         return error_response(error.message(gettext))
     return jsonify(result_json(result))

@@ -34,8 +34,9 @@ class Chart(NamedTuple):
     bottom: int
 
 
-def line_chart(labels: Sequence[str], series: Sequence[Sequence[int]],
-               limit: int | None = None) -> Chart:
+def line_chart(
+    labels: Sequence[str], series: Sequence[Sequence[int]], limit: int | None = None
+) -> Chart:
     """Lay out one line per label over points 0..n (values start at 0 before point 1)."""
     count = max((len(values) for values in series), default=0)
     top = max([limit or 0, *(max(values, default=0) for values in series), 1])
@@ -59,8 +60,17 @@ def line_chart(labels: Sequence[str], series: Sequence[Sequence[int]],
     y_ticks = [(y(value), value) for value in range(0, top + 1, step)]
     x_ticks = [(x(index), index) for index in range(1, count + 1)]
     limit_y = y(limit) if limit else None
-    return Chart(WIDTH, HEIGHT, lines, y_ticks, x_ticks, limit_y, PAD_LEFT,
-                 WIDTH - PAD_RIGHT, HEIGHT - PAD_BOTTOM)
+    return Chart(
+        WIDTH,
+        HEIGHT,
+        lines,
+        y_ticks,
+        x_ticks,
+        limit_y,
+        PAD_LEFT,
+        WIDTH - PAD_RIGHT,
+        HEIGHT - PAD_BOTTOM,
+    )
 
 
 def spread_labels(lines: list[Line], gap: float = 11) -> None:

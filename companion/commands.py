@@ -26,8 +26,9 @@ def rebuild_command(check: bool) -> None:
             wanted = game.bulls if game.finished else {}
             if stored != wanted:
                 differing += 1
-                click.echo(f"match {match.id} game {game.number}: stored {stored}, "
-                           f"replayed {wanted}")
+                click.echo(
+                    f"match {match.id} game {game.number}: stored {stored}, replayed {wanted}"
+                )
                 if not check:
                     sync_results(game)
     if not check:

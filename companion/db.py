@@ -73,8 +73,11 @@ def _begin_sqlite(connection) -> None:
     """
     if connection.dialect.name != "sqlite":
         return
-    immediate = (has_request_context() and request.method not in ("GET", "HEAD", "OPTIONS")
-                 and not connection.get_execution_options().get(READ_FIRST))
+    immediate = (
+        has_request_context()
+        and request.method not in ("GET", "HEAD", "OPTIONS")
+        and not connection.get_execution_options().get(READ_FIRST)
+    )
     if not immediate:
         connection.exec_driver_sql("BEGIN")
         return
@@ -187,8 +190,9 @@ def checkpoint_in_background(app) -> threading.Thread:
     _checkpoints["background"] = True
     with app.app_context():
         engine = db.engine
-    thread = threading.Thread(target=_checkpoint_forever, args=(engine,), daemon=True,
-                              name="checkpoints")
+    thread = threading.Thread(
+        target=_checkpoint_forever, args=(engine,), daemon=True, name="checkpoints"
+    )
     thread.start()
     return thread
 

@@ -42,8 +42,18 @@ class PlayerGameStat(db.Model):
     __table_args__ = (
         UniqueConstraint("game_id", "player_id", name="uq_game_stat_player"),
         # Covering: a player's sums and head to head read the index alone, not the rows.
-        Index("ix_game_stat_player", "player_id", "cards", "bulls", "sixth_takes",
-              "too_low_takes", "clean_rounds", "fives", "worst_round", "game_id"),
+        Index(
+            "ix_game_stat_player",
+            "player_id",
+            "cards",
+            "bulls",
+            "sixth_takes",
+            "too_low_takes",
+            "clean_rounds",
+            "fives",
+            "worst_round",
+            "game_id",
+        ),
         Index("ix_game_stat_match", "match_id"),
     )
 
@@ -101,8 +111,9 @@ class PlayerMatchStat(db.Model):
 # Reading and writing the tables
 
 
-def stored_rows(match_ids: Sequence[int] | None = None,
-                tables: Sequence[str] = ("games", "rivals", "matches")) -> dict[str, set]:
+def stored_rows(
+    match_ids: Sequence[int] | None = None, tables: Sequence[str] = ("games", "rivals", "matches")
+) -> dict[str, set]:
     """The derived rows as stored, as sets of value tuples (all matches, or some)."""
     found = {}
     for name in tables:
@@ -114,11 +125,15 @@ def stored_rows(match_ids: Sequence[int] | None = None,
     return found
 
 
-def write_rows(games: Sequence[GameRow], rivals: Sequence[NemesisRow],
-               matches: Sequence[MatchRow]) -> None:
+def write_rows(
+    games: Sequence[GameRow], rivals: Sequence[NemesisRow], matches: Sequence[MatchRow]
+) -> None:
     """Insert derived rows in bulk (the caller deletes what they replace)."""
-    for model, rows in ((PlayerGameStat, games), (NemesisCount, rivals),
-                        (PlayerMatchStat, matches)):
+    for model, rows in (
+        (PlayerGameStat, games),
+        (NemesisCount, rivals),
+        (PlayerMatchStat, matches),
+    ):
         if rows:
             db.session.execute(insert(model), [row._asdict() for row in rows])
 
@@ -149,7 +164,8 @@ def refresh_match(match_id: int) -> None:
     have: dict[int, dict[int, int]] = {}
     query = select(PlayerGameStat.game_id, PlayerGameStat.player_id, PlayerGameStat.bulls)
     for game_id, player_id, bulls in db.session.execute(
-            query.where(PlayerGameStat.match_id == match_id)):
+        query.where(PlayerGameStat.match_id == match_id)
+    ):
         have.setdefault(game_id, {})[player_id] = bulls
     stale = [game_id for game_id in have if have[game_id] != results.get(game_id)]
     fresh = [game_id for game_id in results if have.get(game_id) != results[game_id]]
@@ -164,8 +180,15 @@ def refresh_match(match_id: int) -> None:
         games += more_games
         rivals += more_rivals
     end = rules.EndCondition(match.end_kind, match.end_value)
-    wanted = set(match_rows(match_id, match.created_at, player_ids, end,
-                            [results[game_id] for game_id in sorted(results)]))
+    wanted = set(
+        match_rows(
+            match_id,
+            match.created_at,
+            player_ids,
+            end,
+            [results[game_id] for game_id in sorted(results)],
+        )
+    )
     matches = []
     if wanted != stored_rows([match_id], ["matches"])["matches"]:
         db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
@@ -181,8 +204,13 @@ def replayed_rows(match: Match) -> dict[str, set]:
         more_games, more_rivals = game_rows(game.game.id, match.id, game.bulls, game.table)
         games.update(more_games)
         rivals.update(more_rivals)
-    matches = match_rows(match.id, match.created_at, state.player_ids, state.end,
-                         [game.bulls for game in state.finished_games])
+    matches = match_rows(
+        match.id,
+        match.created_at,
+        state.player_ids,
+        state.end,
+        [game.bulls for game in state.finished_games],
+    )
     return {"games": games, "rivals": rivals, "matches": set(matches)}
 
 
@@ -218,5 +246,8 @@ def rebuild_statistics(check: bool, echo=print) -> int:
     return differing
 
 
-TABLES = {"games": (PlayerGameStat, GameRow), "rivals": (NemesisCount, NemesisRow),
-          "matches": (PlayerMatchStat, MatchRow)}
+TABLES = {
+    "games": (PlayerGameStat, GameRow),
+    "rivals": (NemesisCount, NemesisRow),
+    "matches": (PlayerMatchStat, MatchRow),
+}

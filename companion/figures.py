@@ -64,12 +64,14 @@ class MatchRow(NamedTuple):
     winners: int
 
 
-def game_rows(game_id: int, match_id: int, bulls: Mapping[int, int],
-              table: rules.GameState | None) -> tuple[list[GameRow], list[NemesisRow]]:
+def game_rows(
+    game_id: int, match_id: int, bulls: Mapping[int, int], table: rules.GameState | None
+) -> tuple[list[GameRow], list[NemesisRow]]:
     """The figures of one finished game: from its replayed steps, or bulls only (scores)."""
     if table is None:
-        return [GameRow(game_id, match_id, player, count, False)
-                for player, count in bulls.items()], []
+        return [
+            GameRow(game_id, match_id, player, count, False) for player, count in bulls.items()
+        ], []
     players = list(bulls)
     zero = dict.fromkeys(players, 0)
     sixth, too_low, clean, fives, worst = dict(zero), dict(zero), dict(zero), dict(zero), {}
@@ -95,17 +97,35 @@ def game_rows(game_id: int, match_id: int, bulls: Mapping[int, int],
             clean[player] += count == 0
             if count > worst.get(player, (0, None))[0]:
                 worst[player] = (count, number)
-    rows = [GameRow(game_id, match_id, player, bulls[player], True, sixth[player],
-                    too_low[player], clean[player], fives[player],
-                    *worst.get(player, (0, None)))
-            for player in players]
-    rivals = [NemesisRow(game_id, match_id, player, rival, takes)
-              for (player, rival), takes in sorted(fillers.items())]
+    rows = [
+        GameRow(
+            game_id,
+            match_id,
+            player,
+            bulls[player],
+            True,
+            sixth[player],
+            too_low[player],
+            clean[player],
+            fives[player],
+            *worst.get(player, (0, None)),
+        )
+        for player in players
+    ]
+    rivals = [
+        NemesisRow(game_id, match_id, player, rival, takes)
+        for (player, rival), takes in sorted(fillers.items())
+    ]
     return rows, rivals
 
 
-def match_rows(match_id: int, played_at: datetime, player_ids: Sequence[int],
-               end: rules.EndCondition, games: Sequence[Mapping[int, int]]) -> list[MatchRow]:
+def match_rows(
+    match_id: int,
+    played_at: datetime,
+    player_ids: Sequence[int],
+    end: rules.EndCondition,
+    games: Sequence[Mapping[int, int]],
+) -> list[MatchRow]:
     """Each player's figures in a match from its finished games' bulls (none: no rows)."""
     if not games:
         return []
@@ -115,8 +135,20 @@ def match_rows(match_id: int, played_at: datetime, player_ids: Sequence[int],
     for player in player_ids:
         per_game = [game.get(player, 0) for game in games]
         rank = 1 + sum(total < totals[player] for total in totals.values())
-        rows.append(MatchRow(
-            match_id, player, played_at, len(player_ids), len(games), totals[player],
-            min(per_game), max(per_game), standing.over, rank if standing.over else None,
-            player in standing.winners, len(standing.winners)))
+        rows.append(
+            MatchRow(
+                match_id,
+                player,
+                played_at,
+                len(player_ids),
+                len(games),
+                totals[player],
+                min(per_game),
+                max(per_game),
+                standing.over,
+                rank if standing.over else None,
+                player in standing.winners,
+                len(standing.winners),
+            )
+        )
     return rows

@@ -77,8 +77,7 @@ def undo(match_id: int):
     require_player(state.match)
     last = last_input(state)
     if last is None or request.form.get("expect") != last.key:
-        return render("matches/undo.html", "undo", state=state, last=last,
-                      stale=True), 409
+        return render("matches/undo.html", "undo", state=state, last=last, stale=True), 409
     undo_input(state, last)
     if save(state) == RACED:
         return show_with_errors(match_id, {"form": race_message()})
@@ -100,8 +99,9 @@ def write(match_id: int, add):
         require_player(state.match)
         try:
             if state.over:
-                raise Rejected({"form": gettext(
-                    "This match has ended. Only an undo can change it.")})
+                raise Rejected(
+                    {"form": gettext("This match has ended. Only an undo can change it.")}
+                )
             entry = add(state, request.form)
         except Rejected as rejected:
             return show_with_errors(match_id, rejected.errors)
@@ -121,14 +121,16 @@ WRITE_ATTEMPTS = 10  # each retry means another phone of the table stored someth
 def race_message() -> str:
     """What a phone is told when another phone stored the same entry a moment earlier."""
     return gettext(
-        "Someone entered this at the same moment on another phone. Here is the table now.")
+        "Someone entered this at the same moment on another phone. Here is the table now."
+    )
 
 
 def show_with_errors(match_id: int, errors: Errors):
     """The match page again with the user's values and the messages, status 422."""
     state = current_state(match_id)
-    return render("matches/show.html", "match", **board(state), form=request.form,
-                  errors=errors), 422
+    return render(
+        "matches/show.html", "match", **board(state), form=request.form, errors=errors
+    ), 422
 
 
 def check_turn(state: MatchState, form, game_number: int, round_number: int | None) -> None:
@@ -136,9 +138,14 @@ def check_turn(state: MatchState, form, game_number: int, round_number: int | No
     if form.get("game") != str(game_number) or (
         round_number is not None and form.get("round") != str(round_number)
     ):
-        raise Rejected({"form": gettext(
-            "The table has moved on since this form was shown (another phone?). "
-            "Here it is now; check and enter again.")})
+        raise Rejected(
+            {
+                "form": gettext(
+                    "The table has moved on since this form was shown (another phone?). "
+                    "Here it is now; check and enter again."
+                )
+            }
+        )
 
 
 def add_cards_game(state: MatchState, form) -> Entry:
@@ -161,9 +168,19 @@ def add_cards_game(state: MatchState, form) -> Entry:
             errors[f"row{error.subject[1]}"] = translate(error)
     if errors:
         raise Rejected(errors)
-    return Entry([Game(match_id=state.match.id, number=next_number, mode="cards",
-                       row1=cards[0], row2=cards[1], row3=cards[2], row4=cards[3])])
-
+    return Entry(
+        [
+            Game(
+                match_id=state.match.id,
+                number=next_number,
+                mode="cards",
+                row1=cards[0],
+                row2=cards[1],
+                row3=cards[2],
+                row4=cards[3],
+            )
+        ]
+    )
 
 
 def add_round(state: MatchState, form) -> Entry:
@@ -177,44 +194,74 @@ def add_round(state: MatchState, form) -> Entry:
         raise Rejected({"form": gettext("Start a game with its four starting cards first.")})
     check_turn(state, form, game.number, game.rounds_played + 1)
     if game.pending is not None:
-        raise Rejected({"form": gettext("First %(player)s chooses a row for %(card)d.",
-                                        player=state.name(game.pending.player),
-                                        card=game.pending.card)})
+        raise Rejected(
+            {
+                "form": gettext(
+                    "First %(player)s chooses a row for %(card)d.",
+                    player=state.name(game.pending.player),
+                    card=game.pending.card,
+                )
+            }
+        )
     entered = game.entered
-    typed = [(player_id, form.get(f"card-{player_id}", "").strip())
-             for player_id in state.player_ids]
+    typed = [
+        (player_id, form.get(f"card-{player_id}", "").strip()) for player_id in state.player_ids
+    ]
     for player_id, card in typed:
         if card and player_id in entered:  # the form was older than that player's entry
-            raise Rejected({"form": gettext("%(player)s's card is already in.",
-                                            player=state.name(player_id))})
+            raise Rejected(
+                {"form": gettext("%(player)s's card is already in.", player=state.name(player_id))}
+            )
     entries = [(player_id, card) for player_id, card in typed if card]
     if not entries:
         raise Rejected({"form": gettext("Enter at least one card.")})
     cards = check_entries(state, game, entries)
     number = game.rounds_played + 1
     if len(entered) + len(cards) < len(state.player_ids):
-        return Entry([PendingCard(game_id=game.game.id, round_number=number,
-                                  player_id=player_id, card=card) for player_id, card in cards],
-                     hidden=True)
-    plays = [Play(game_id=game.game.id, player_id=player_id, card=card)
-             for player_id, card in [*entered.items(), *cards]]
-    return Entry([Round(game_id=game.game.id, number=number, plays=plays)],
-                 clear_hidden=game.game.id, results=number == rules.HAND_SIZE)
+        return Entry(
+            [
+                PendingCard(
+                    game_id=game.game.id, round_number=number, player_id=player_id, card=card
+                )
+                for player_id, card in cards
+            ],
+            hidden=True,
+        )
+    plays = [
+        Play(game_id=game.game.id, player_id=player_id, card=card)
+        for player_id, card in [*entered.items(), *cards]
+    ]
+    return Entry(
+        [Round(game_id=game.game.id, number=number, plays=plays)],
+        clear_hidden=game.game.id,
+        results=number == rules.HAND_SIZE,
+    )
 
 
 def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
     """Check new cards against the game and the hidden cards already entered."""
     try:
-        rules.check_plays(game.table.rows, entries, deck=state.deck, played=game.table.played,
-                          starting=game.game.starting, name=state.name)
+        rules.check_plays(
+            game.table.rows,
+            entries,
+            deck=state.deck,
+            played=game.table.played,
+            starting=game.game.starting,
+            name=state.name,
+        )
     except rules.RuleError as error:
         raise Rejected({field_for(error): translate(error)}) from error
     cards = [(player_id, rules.parse_card(card, state.deck)) for player_id, card in entries]
     hidden = set(game.entered.values())
     for player_id, card in cards:
         if card in hidden:  # say so without telling whose hidden card it is
-            raise Rejected({f"card-{player_id}": gettext(
-                "%(card)d was already entered by another player this round.", card=card)})
+            raise Rejected(
+                {
+                    f"card-{player_id}": gettext(
+                        "%(card)d was already entered by another player this round.", card=card
+                    )
+                }
+            )
     return cards
 
 
@@ -231,16 +278,24 @@ def add_choice(state: MatchState, form) -> Entry:
         raise Rejected({"form": gettext("No card is waiting for a row choice.")})
     check_turn(state, form, game.number, game.rounds_played)
     if form.get("player") != str(pending.player):
-        raise Rejected({"form": gettext("It is %(player)s's turn to choose a row.",
-                                        player=state.name(pending.player))})
+        raise Rejected(
+            {
+                "form": gettext(
+                    "It is %(player)s's turn to choose a row.", player=state.name(pending.player)
+                )
+            }
+        )
     try:
         row = rules.parse_row_choice(form.get("row", ""))
     except rules.RuleError as error:
         raise Rejected({"form": translate(error)}) from error
-    round_id = db.session.scalar(select(Round.id).where(
-        Round.game_id == game.game.id, Round.number == game.rounds_played))
-    return Entry([RowChoice(round_id=round_id, player_id=pending.player, row=row)],
-                 results=game.rounds_played == rules.HAND_SIZE)
+    round_id = db.session.scalar(
+        select(Round.id).where(Round.game_id == game.game.id, Round.number == game.rounds_played)
+    )
+    return Entry(
+        [RowChoice(round_id=round_id, player_id=pending.player, row=row)],
+        results=game.rounds_played == rules.HAND_SIZE,
+    )
 
 
 def add_score_game(state: MatchState, form) -> Entry:
@@ -256,8 +311,10 @@ def add_score_game(state: MatchState, form) -> Entry:
             errors[f"score-{player_id}"] = translate(error)
     if errors:
         raise Rejected(errors)
-    return Entry([Game(match_id=state.match.id, number=len(state.games) + 1, mode="scores",
-                       scores=scores)], results=True)
+    return Entry(
+        [Game(match_id=state.match.id, number=len(state.games) + 1, mode="scores", scores=scores)],
+        results=True,
+    )
 
 
 def read_score(state: MatchState, form, player_id: int, owners: dict[int, int]) -> Score:

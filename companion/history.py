@@ -52,10 +52,12 @@ def page_number(value: str, pages: int) -> int:
 def entries(matches: Sequence[Match]) -> list[Entry]:
     """The matches with their finished games' totals and winners (one query for all)."""
     results: dict[int, dict[int, dict[int, int]]] = defaultdict(dict)
-    query = (select(Game.match_id, Game.id, GameResult.player_id, GameResult.bulls)
-             .join(GameResult, GameResult.game_id == Game.id)
-             .where(Game.match_id.in_([match.id for match in matches]))
-             .order_by(Game.match_id, Game.number))
+    query = (
+        select(Game.match_id, Game.id, GameResult.player_id, GameResult.bulls)
+        .join(GameResult, GameResult.game_id == Game.id)
+        .where(Game.match_id.in_([match.id for match in matches]))
+        .order_by(Game.match_id, Game.number)
+    )
     for match_id, game_id, player_id, bulls in db.session.execute(query):
         results[match_id].setdefault(game_id, {})[player_id] = bulls
     return [entry(match, list(results[match.id].values())) for match in matches]
@@ -69,9 +71,15 @@ def entry(match: Match, games: list[dict[int, int]]) -> Entry:
     house_rules = ngettext(*END_WORDS[end.kind], end.value, value=end.value)
     if match.pro:
         house_rules += " · " + gettext("pro variant")
-    return Entry(match, list(names.values()), len(games), standing,
-                 ", ".join(names[player] for player in standing.winners),
-                 ", ".join(names[player] for player in standing.leaders), house_rules)
+    return Entry(
+        match,
+        list(names.values()),
+        len(games),
+        standing,
+        ", ".join(names[player] for player in standing.winners),
+        ", ".join(names[player] for player in standing.leaders),
+        house_rules,
+    )
 
 
 @bp.get("/history")
@@ -80,10 +88,21 @@ def index():
     total = db.session.scalar(select(func.count(Match.id)))
     pages = max(1, ceil(total / PER_PAGE))
     page = page_number(request.args.get("page", "1"), pages)
-    query = (select(Match).order_by(Match.created_at.desc(), Match.id.desc())
-             .offset((page - 1) * PER_PAGE).limit(PER_PAGE))
-    return render("history/index.html", "history", entries=entries(db.session.scalars(query).all()),
-                  page=page, pages=pages, total=total, deleted=session.pop(DELETED_KEY, None))
+    query = (
+        select(Match)
+        .order_by(Match.created_at.desc(), Match.id.desc())
+        .offset((page - 1) * PER_PAGE)
+        .limit(PER_PAGE)
+    )
+    return render(
+        "history/index.html",
+        "history",
+        entries=entries(db.session.scalars(query).all()),
+        page=page,
+        pages=pages,
+        total=total,
+        deleted=session.pop(DELETED_KEY, None),
+    )
 
 
 def may_delete(item: Entry) -> bool:
@@ -96,8 +115,9 @@ def may_delete(item: Entry) -> bool:
 def confirm_delete(match_id: int):
     """Ask before deleting a match (a plain form: works without JavaScript)."""
     item = entries([get_match(match_id)])[0]
-    return render("history/delete.html", "delete", entry=item, allowed=may_delete(item),
-                  stale=False)
+    return render(
+        "history/delete.html", "delete", entry=item, allowed=may_delete(item), stale=False
+    )
 
 
 @bp.post("/matches/<int:match_id>/delete")
@@ -107,8 +127,7 @@ def delete(match_id: int):
     if not may_delete(item):
         abort(403)
     if request.form.get("version") != str(item.match.version):  # changed since confirming
-        return render("history/delete.html", "delete", entry=item, allowed=True,
-                      stale=True), 409
+        return render("history/delete.html", "delete", entry=item, allowed=True, stale=True), 409
     db.session.delete(item.match)  # cascades: seats, games, rounds, plays, scores, results
     db.session.commit()
     session[DELETED_KEY] = match_id

@@ -37,7 +37,8 @@ def install_template_gettext(app) -> None:
         ngettext=lambda singular, plural, n: catalogue().ungettext(singular, plural, n),
         pgettext=lambda context, string: catalogue().upgettext(context, string),
         npgettext=lambda context, singular, plural, n: catalogue().unpgettext(
-            context, singular, plural, n),
+            context, singular, plural, n
+        ),
         newstyle=True,
     )
 

@@ -46,8 +46,7 @@ def read_filters(args) -> tuple[stats.Filters, dict[str, str]]:
         errors["period"] = gettext("Choose this month, this year or all time.")
         period = "all"
     players = args.get("players", "")
-    if players and not (players.isascii() and players.isdigit()
-                        and int(players) in PLAYER_COUNTS):
+    if players and not (players.isascii() and players.isdigit() and int(players) in PLAYER_COUNTS):
         errors["players"] = gettext("Choose any number of players, or 2 to 10.")
         players = ""
     return stats.Filters(period, int(players) if players else None), errors
@@ -55,6 +54,7 @@ def read_filters(args) -> tuple[stats.Filters, dict[str, str]]:
 
 def ranked(players: list[Player], figures: dict[int, stats.Figures]) -> list[Row]:
     """Rated players by rating (equal ratings share a place), then everyone else by name."""
+
     def key(player: Player):
         rating = figures[player.id].rating if player.id in figures else None
         return (rating is None, -rating.ordinal if rating else 0)
@@ -77,8 +77,9 @@ def index():
     filters, errors = read_filters(request.args)
     rows = ranked(everyone(), stats.board(filters).figures)
     form = {"period": filters.period, "players": str(filters.players or "")}
-    return render("leaderboard/index.html", "board", rows=rows, form=form, errors=errors,
-                  counts=PLAYER_COUNTS), 422 if errors else 200
+    return render(
+        "leaderboard/index.html", "board", rows=rows, form=form, errors=errors, counts=PLAYER_COUNTS
+    ), 422 if errors else 200
 
 
 def read_page(args, pages: int) -> tuple[int, dict[str, str]]:
@@ -86,8 +87,13 @@ def read_page(args, pages: int) -> tuple[int, dict[str, str]]:
     value = args.get("page", "1")
     if value.isascii() and value.isdigit() and 1 <= int(value) <= pages:
         return int(value), {}
-    return 1, {"page": gettext("There is no page “%(page)s”: pages go from 1 to %(pages)d.",
-                               page=value[:12], pages=pages)}
+    return 1, {
+        "page": gettext(
+            "There is no page “%(page)s”: pages go from 1 to %(pages)d.",
+            page=value[:12],
+            pages=pages,
+        )
+    }
 
 
 @bp.get("/players/<int:player_id>/stats")
@@ -97,10 +103,16 @@ def player(player_id: int):
     pages = player_stats.history_pages(player.id, HISTORY_PAGE)
     page, errors = read_page(request.args, pages)
     board = stats.board()
-    return render("leaderboard/player.html", "history", player=player, errors=errors,
-                  **player_context(player, board), page=page, pages=pages,
-                  history=player_stats.history(player.id, page, HISTORY_PAGE)), \
-        422 if errors else 200
+    return render(
+        "leaderboard/player.html",
+        "history",
+        player=player,
+        errors=errors,
+        **player_context(player, board),
+        page=page,
+        pages=pages,
+        history=player_stats.history(player.id, page, HISTORY_PAGE),
+    ), 422 if errors else 200
 
 
 def player_context(player: Player, board: stats.Board) -> dict:
@@ -139,8 +151,11 @@ def nemesis(player_id: int) -> Nemesis | None:
         return None
     names = dict(db.session.execute(select(Player.id, Player.name)).all())
     top = rivals[0][1]
-    return Nemesis([names[rival] for rival, takes in rivals if takes == top], top,
-                   [(names[rival], takes) for rival, takes in rivals if takes < top][:3])
+    return Nemesis(
+        [names[rival] for rival, takes in rivals if takes == top],
+        top,
+        [(names[rival], takes) for rival, takes in rivals if takes < top][:3],
+    )
 
 
 def read_pair(args, players: list[Player]) -> tuple[list[int | None], dict[str, str]]:
@@ -166,6 +181,14 @@ def head_to_head():
     if first is not None and second is not None and not errors:
         duel = stats.head_to_head(first, second)
     names = {player.id: player.name for player in players}
-    return render("leaderboard/head_to_head.html", "duel", players=players, names=names,
-                  first=first, second=second, duel=duel, errors=errors,
-                  form=request.args), 422 if errors else 200
+    return render(
+        "leaderboard/head_to_head.html",
+        "duel",
+        players=players,
+        names=names,
+        first=first,
+        second=second,
+        duel=duel,
+        errors=errors,
+        form=request.args,
+    ), 422 if errors else 200

@@ -91,9 +91,14 @@ def invite(match_id: int):
     level = access(match)
     if level is None:
         abort(403)
-    return render("links/invite.html", "invite", match=match, level=level,
-                  player=invite_link(match, match.player_token) if level == PLAYER else None,
-                  watch=invite_link(match, match.watch_token))
+    return render(
+        "links/invite.html",
+        "invite",
+        match=match,
+        level=level,
+        player=invite_link(match, match.player_token) if level == PLAYER else None,
+        watch=invite_link(match, match.watch_token),
+    )
 
 
 @bp.post("/invite/renew")

@@ -52,8 +52,9 @@ def poll(match_id: int):
     Plain clients may poll with If-None-Match instead and get 304 while nothing changes.
     """
     row = db.session.execute(
-        select(Match.version, Match.table_version, Match.player_token, Match.watch_token)
-        .where(Match.id == match_id)
+        select(Match.version, Match.table_version, Match.player_token, Match.watch_token).where(
+            Match.id == match_id
+        )
     ).first()
     if row is None:
         abort(404)
@@ -75,10 +76,12 @@ def poll(match_id: int):
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
         state = replayed(match_id, version, table_version)
-        entry = compact(render("matches/_entry.html", **board(state), form={}, errors={},
-                               oob=True))
-    poller = compact(render("matches/_poll.html", match_id=match_id, version=version,
-                            form_key=form_key, view=view))
+        entry = compact(render("matches/_entry.html", **board(state), form={}, errors={}, oob=True))
+    poller = compact(
+        render(
+            "matches/_poll.html", match_id=match_id, version=version, form_key=form_key, view=view
+        )
+    )
     html = regions.html.replace(CSRF_SLOT, generate_csrf()) + entry + poller
     response = make_response(html, 200, {"ETag": etag, "Cache-Control": "no-cache"})
     response.compacted = True  # its pieces are: see companion.compact_html
@@ -88,8 +91,9 @@ def poll(match_id: int):
 @bp.get("/table")
 def table_view(match_id: int):
     """The big-screen view for a tablet or TV: rows, last steps and score, updating live."""
-    return render("matches/table.html", **board(current_state(match_id), "table"), form={},
-                  errors={})
+    return render(
+        "matches/table.html", **board(current_state(match_id), "table"), form={}, errors={}
+    )
 
 
 def render_regions(state: MatchState, view: str) -> Regions:
@@ -97,13 +101,19 @@ def render_regions(state: MatchState, view: str) -> Regions:
     context = board(state, view)
     html = compact(render("matches/live.html", **context, form={}, errors={}))
     current = state.current
-    return Regions(html.replace(generate_csrf(), CSRF_SLOT), table_key(state),
-                   frozenset(current.entered) if current else frozenset())
+    return Regions(
+        html.replace(generate_csrf(), CSRF_SLOT),
+        table_key(state),
+        frozenset(current.entered) if current else frozenset(),
+    )
 
 
 LIVE_PATH = re.compile(r"/matches/(\d+)/live")
-QUIET_HEADERS = [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "same-origin"),
-                 ("Content-Length", "0")]
+QUIET_HEADERS = [
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "same-origin"),
+    ("Content-Length", "0"),
+]
 
 
 class QuietPolls:
@@ -137,8 +147,11 @@ class QuietPolls:
         if not since or not since[0].isdigit():
             return False
         try:
-            row = self.connection().execute(
-                "SELECT version FROM match WHERE id = ?", (match_id,)).fetchone()
+            row = (
+                self.connection()
+                .execute("SELECT version FROM match WHERE id = ?", (match_id,))
+                .fetchone()
+            )
         except sqlite3.Error:  # not migrated yet, or busy: Flask answers instead
             return False
         return row is not None and str(row[0]) == since[0]

@@ -41,8 +41,14 @@ def get_match(match_id: int) -> Match:
 def new():
     """Show the form that starts a match."""
     form = {"end_kind": rules.MORE_THAN, "end_value": str(rules.DEFAULT_LIMIT), "deck": "standard"}
-    return render("matches/new.html", "content", players=active_players(), form=form, errors={},
-                  seat_count=rules.MAX_PLAYERS)
+    return render(
+        "matches/new.html",
+        "content",
+        players=active_players(),
+        form=form,
+        errors={},
+        seat_count=rules.MAX_PLAYERS,
+    )
 
 
 @bp.post("/")
@@ -76,8 +82,14 @@ def create():
 
 def new_match_form(errors: dict[str, str]):
     """Render the new-match form again with the player's entries and the errors."""
-    return render("matches/new.html", "content", players=active_players(), form=request.form,
-                  errors=errors, seat_count=rules.MAX_PLAYERS)
+    return render(
+        "matches/new.html",
+        "content",
+        players=active_players(),
+        form=request.form,
+        errors=errors,
+        seat_count=rules.MAX_PLAYERS,
+    )
 
 
 def read_seats(form) -> tuple[list[int], str | None, dict[str, str]]:
@@ -147,7 +159,8 @@ def board(state: MatchState, view: str = "match") -> dict:
         "steps_round": current.rounds_played if current else 0,
         "changed_rows": {step.row for step in steps},
         "choice": present.choice_view(current.pending, state.name)
-        if current and current.pending else None,
+        if current and current.pending
+        else None,
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
     }
@@ -155,8 +168,9 @@ def board(state: MatchState, view: str = "match") -> dict:
 
 def form_key(state: MatchState, level: str | None, mine: int | None) -> str:
     """What decides this phone's entry forms: when it changes, polling replaces them."""
-    return phone_form_key(table_key(state), level, mine, state.current.entered
-                          if state.current else {})
+    return phone_form_key(
+        table_key(state), level, mine, state.current.entered if state.current else {}
+    )
 
 
 def table_key(state: MatchState) -> str:
@@ -186,9 +200,13 @@ def scoreboard(match_id: int):
     """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
     state = current_state(match_id)
     context = board(state)
-    return render("matches/scoreboard.html", "scoreboard", **context,
-                  leader_names=", ".join(state.name(p) for p in context["standing"].leaders),
-                  chart=totals_chart(state))
+    return render(
+        "matches/scoreboard.html",
+        "scoreboard",
+        **context,
+        leader_names=", ".join(state.name(p) for p in context["standing"].leaders),
+        chart=totals_chart(state),
+    )
 
 
 def totals_chart(state: MatchState):

@@ -55,11 +55,15 @@ class Match(db.Model):
     watch_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
 
     seats: Mapped[list[Seat]] = relationship(
-        back_populates="match", order_by="Seat.position", cascade="all, delete-orphan",
+        back_populates="match",
+        order_by="Seat.position",
+        cascade="all, delete-orphan",
         lazy="selectin",
     )
     games: Mapped[list[Game]] = relationship(
-        back_populates="match", order_by="Game.number", cascade="all, delete-orphan",
+        back_populates="match",
+        order_by="Game.number",
+        cascade="all, delete-orphan",
         lazy="selectin",
     )
 

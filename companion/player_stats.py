@@ -45,25 +45,40 @@ def card_figures(player_id: int) -> CardFigures:
     stat = PlayerGameStat
     cards = func.sum(case((stat.cards, 1), else_=0))
     totals = db.session.execute(
-        select(cards, func.count(stat.id), func.sum(stat.sixth_takes),
-               func.sum(stat.too_low_takes), func.sum(stat.clean_rounds), func.sum(stat.fives),
-               func.max(stat.worst_round)).where(stat.player_id == player_id)).one()
+        select(
+            cards,
+            func.count(stat.id),
+            func.sum(stat.sixth_takes),
+            func.sum(stat.too_low_takes),
+            func.sum(stat.clean_rounds),
+            func.sum(stat.fives),
+            func.max(stat.worst_round),
+        ).where(stat.player_id == player_id)
+    ).one()
     games, every, sixth, too_low, clean, fives, worst = (value or 0 for value in totals)
     worst_at = None
     if worst:
-        worst_at = tuple(db.session.execute(
-            select(stat.match_id, Game.number, stat.worst_round_number)
-            .join(Game, Game.id == stat.game_id)
-            .where(stat.player_id == player_id, stat.worst_round == worst)
-            .order_by(stat.game_id).limit(1)).one())
+        worst_at = tuple(
+            db.session.execute(
+                select(stat.match_id, Game.number, stat.worst_round_number)
+                .join(Game, Game.id == stat.game_id)
+                .where(stat.player_id == player_id, stat.worst_round == worst)
+                .order_by(stat.game_id)
+                .limit(1)
+            ).one()
+        )
     return CardFigures(games, every - games, sixth, too_low, clean, fives, worst, worst_at)
 
 
 def nemeses(player_id: int) -> list[tuple[int, int]]:
     """Every rival whose card filled a row this player then took: (id, takes), most first."""
     takes = func.sum(NemesisCount.takes).label("takes")
-    query = (select(NemesisCount.rival_id, takes).where(NemesisCount.player_id == player_id)
-             .group_by(NemesisCount.rival_id).order_by(takes.desc(), NemesisCount.rival_id))
+    query = (
+        select(NemesisCount.rival_id, takes)
+        .where(NemesisCount.player_id == player_id)
+        .group_by(NemesisCount.rival_id)
+        .order_by(takes.desc(), NemesisCount.rival_id)
+    )
     return [(rival, count) for rival, count in db.session.execute(query)]
 
 
@@ -91,10 +106,13 @@ def history_pages(player_id: int, per_page: int) -> int:
 def history(player_id: int, page: int, per_page: int) -> list[HistoryRow]:
     """One page of the player's matches, newest first."""
     stat = PlayerMatchStat
-    query = (select(*(getattr(stat, name) for name in HistoryRow._fields))
-             .where(stat.player_id == player_id)
-             .order_by(stat.played_at.desc(), stat.match_id.desc())
-             .limit(per_page).offset((page - 1) * per_page))
+    query = (
+        select(*(getattr(stat, name) for name in HistoryRow._fields))
+        .where(stat.player_id == player_id)
+        .order_by(stat.played_at.desc(), stat.match_id.desc())
+        .limit(per_page)
+        .offset((page - 1) * per_page)
+    )
     return [HistoryRow._make(row) for row in db.session.execute(query)]
 
 
@@ -113,16 +131,22 @@ def rating_points(run: RatingRun, player_id: int, most: int = CHART_POINTS) -> l
         step = (len(points) - 1) / (most - 1)
         points = [points[round(index * step)] for index in range(most)]
     match_ids = [run.inputs[index].match_id for index, _ordinal in points]
-    dates = dict(db.session.execute(
-        select(PlayerMatchStat.match_id, PlayerMatchStat.played_at)
-        .where(PlayerMatchStat.player_id == player_id, PlayerMatchStat.match_id.in_(match_ids))
-    ).all())
-    return [Point(dates[match_id], match_id, ordinal)
-            for match_id, (_index, ordinal) in zip(match_ids, points, strict=True)]
+    dates = dict(
+        db.session.execute(
+            select(PlayerMatchStat.match_id, PlayerMatchStat.played_at).where(
+                PlayerMatchStat.player_id == player_id, PlayerMatchStat.match_id.in_(match_ids)
+            )
+        ).all()
+    )
+    return [
+        Point(dates[match_id], match_id, ordinal)
+        for match_id, (_index, ordinal) in zip(match_ids, points, strict=True)
+    ]
 
 
-def rating_chart(label: str, points: Sequence[Point],
-                 date_label: Callable[[datetime, str], str]) -> Chart:
+def rating_chart(
+    label: str, points: Sequence[Point], date_label: Callable[[datetime, str], str]
+) -> Chart:
     """Lay out one line of ratings in the scoreboard chart's frame (``_chart.html``).
 
     ``date_label(moment, pattern)`` writes the first and last match's dates under it,
@@ -145,13 +169,21 @@ def rating_chart(label: str, points: Sequence[Point],
     y_ticks = [(y(value), value) for value in range(low, high + 1, step)]
     span = (points[-1].played_at - points[0].played_at).days
     pattern = "yyyy" if span > 3 * 365 else "MMM yyyy" if span > 60 else "d MMM"
-    labels = {index: date_label(points[index].played_at, pattern)
-              for index in (0, len(points) - 1)}
+    labels = {index: date_label(points[index].played_at, pattern) for index in (0, len(points) - 1)}
     if labels[0] == labels[len(points) - 1]:
         del labels[0]
     x_ticks = [(x(index), text) for index, text in labels.items()]
-    return Chart(WIDTH, HEIGHT, [line], y_ticks, x_ticks, None, PAD_LEFT, WIDTH - PAD_RIGHT,
-                 HEIGHT - PAD_BOTTOM)
+    return Chart(
+        WIDTH,
+        HEIGHT,
+        [line],
+        y_ticks,
+        x_ticks,
+        None,
+        PAD_LEFT,
+        WIDTH - PAD_RIGHT,
+        HEIGHT - PAD_BOTTOM,
+    )
 
 
 def nice_step(raw: float) -> int:

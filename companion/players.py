@@ -85,13 +85,22 @@ def create():
     """Add a player."""
     name, error = check_new_name(request.form.get("name"))
     if error:
-        return render("players/index.html", "content", players=all_players(),
-                      form=request.form, errors={"name": error}), 422
+        return render(
+            "players/index.html",
+            "content",
+            players=all_players(),
+            form=request.form,
+            errors={"name": error},
+        ), 422
     add_player(name)
     if not commit_or_rollback():
-        return render("players/index.html", "content", players=all_players(), form=request.form,
-                      errors={"name": gettext("There is already a player called %(name)s.",
-                                              name=name)}), 422
+        return render(
+            "players/index.html",
+            "content",
+            players=all_players(),
+            form=request.form,
+            errors={"name": gettext("There is already a player called %(name)s.", name=name)},
+        ), 422
     return redirect(url_for("players.index"), code=303)
 
 
@@ -99,8 +108,9 @@ def create():
 def edit(player_id: int):
     """Show a player with forms to rename, archive or delete them."""
     player = get_player(player_id)
-    return render("players/edit.html", "content", player=player, played=has_played(player),
-                  form={}, errors={})
+    return render(
+        "players/edit.html", "content", player=player, played=has_played(player), form={}, errors={}
+    )
 
 
 @bp.post("/<int:player_id>/name")
@@ -114,8 +124,14 @@ def rename(player_id: int):
             return redirect(url_for("players.index"), code=303)
         error = gettext("There is already a player called %(name)s.", name=name)
     db.session.rollback()
-    return render("players/edit.html", "content", player=get_player(player_id),
-                  played=has_played(player), form=request.form, errors={"name": error}), 422
+    return render(
+        "players/edit.html",
+        "content",
+        player=get_player(player_id),
+        played=has_played(player),
+        form=request.form,
+        errors={"name": error},
+    ), 422
 
 
 @bp.post("/<int:player_id>/archive")

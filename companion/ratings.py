@@ -48,8 +48,6 @@ class Rating(NamedTuple):
         return self.mu - 3 * self.sigma
 
 
-
-
 class RatingRun:
     """The ratings after an ordered list of matches, with each player's history."""
 

@@ -45,11 +45,17 @@ def show(match_id: int, number: int):
     names = {player.id: player.name for player in players}
     if replayed.table is None:
         tally = [(names[pid], replayed.bulls.get(pid, 0)) for pid in names]
-        return render("history/replay_scores.html", "replay", match=match, game=replayed,
-                      tally_rows=tally)
+        return render(
+            "history/replay_scores.html", "replay", match=match, game=replayed, tally_rows=tally
+        )
     current = round_number(request.args.get("round"), len(replayed.table.rounds))
-    return render("history/replay.html", "replay", match=match, game=replayed,
-                  **round_view(replayed, current, names))
+    return render(
+        "history/replay.html",
+        "replay",
+        match=match,
+        game=replayed,
+        **round_view(replayed, current, names),
+    )
 
 
 def round_view(replayed: GameState, number: int, names: dict[int, str]) -> dict:
@@ -71,7 +77,8 @@ def round_view(replayed: GameState, number: int, names: dict[int, str]) -> dict:
         "plays": plays,
         "steps": present.step_views(result.steps, names.__getitem__) if result else [],
         "choice": present.choice_view(result.pending, names.__getitem__)
-        if result and result.pending else None,
+        if result and result.pending
+        else None,
         "after": result.rows if result else before,
         "changed": present.changed_rows(result.steps) if result else (),
         "tally_rows": [(names[pid], totals[pid]) for pid in names],

@@ -260,11 +260,13 @@ def check_plays(
     seen_players: set[Player] = set()
     for player, value in plays:
         if player in seen_players:
-            raise RuleError(N_("%(player)s has two cards in this round."), player,
-                            player=name(player))
+            raise RuleError(
+                N_("%(player)s has two cards in this round."), player, player=name(player)
+            )
         if players is not None and player not in players:
-            raise RuleError(N_("%(player)s is not playing in this match."), player,
-                            player=name(player))
+            raise RuleError(
+                N_("%(player)s is not playing in this match."), player, player=name(player)
+            )
         seen_players.add(player)
         card = parse_card(value, deck, player)
         _check_card_unseen(card, player, owner, on_table, starting, played, name)
@@ -272,8 +274,7 @@ def check_plays(
     if players is not None:
         for player in players:
             if player not in seen_players:
-                raise RuleError(N_("No card entered for %(player)s."), player,
-                                player=name(player))
+                raise RuleError(N_("No card entered for %(player)s."), player, player=name(player))
 
 
 def _check_card_unseen(card, player, owner, on_table, starting, played, name) -> None:
@@ -287,8 +288,9 @@ def _check_card_unseen(card, player, owner, on_table, starting, played, name) ->
             card=card,
         )
     if card in on_table:
-        raise RuleError(N_("%(card)d already lies in row %(row)d."), player,
-                        card=card, row=on_table[card])
+        raise RuleError(
+            N_("%(card)d already lies in row %(row)d."), player, card=card, row=on_table[card]
+        )
     if card in starting:
         raise RuleError(N_("%(card)d is one of this game's starting cards."), player, card=card)
     if card in played:
@@ -305,8 +307,11 @@ def check_choices(
     checked: dict[Player, int] = {}
     for player, value in choices.items():
         if player not in playing:
-            raise RuleError(N_("%(player)s has no card in this round, so no row to choose."),
-                            player, player=name(player))
+            raise RuleError(
+                N_("%(player)s has no card in this round, so no row to choose."),
+                player,
+                player=name(player),
+            )
         checked[player] = parse_row_choice(value, player)
     return checked
 
@@ -367,8 +372,7 @@ class RoundResult(NamedTuple):
 def row_options(rows: Sequence[Sequence[int]]) -> tuple[RowOption, ...]:
     """Return every row as an option to take, with its cards and bulls."""
     return tuple(
-        _new(RowOption, (number, tuple(row), pile_bulls(row)))
-        for number, row in enumerate(rows, 1)
+        _new(RowOption, (number, tuple(row), pile_bulls(row))) for number, row in enumerate(rows, 1)
     )
 
 
@@ -394,8 +398,17 @@ class Table:
     choices as they come up (a simulation, say) keeps one Table for a whole game.
     """
 
-    __slots__ = ("_bulls", "_ends", "_next", "_order", "_queue", "_sorted_ends", "_table",
-                 "pending", "steps")
+    __slots__ = (
+        "_bulls",
+        "_ends",
+        "_next",
+        "_order",
+        "_queue",
+        "_sorted_ends",
+        "_table",
+        "pending",
+        "steps",
+    )
 
     def __init__(self, rows: Sequence[Sequence[int]]) -> None:
         self._table = table = list(map(list, rows))
@@ -477,8 +490,10 @@ class Table:
             _new(RowOption, (4, tuple(row4), bulls4)),
         )
         suggested = min(
-            (bulls1, len(row1), 1), (bulls2, len(row2), 2),
-            (bulls3, len(row3), 3), (bulls4, len(row4), 4),
+            (bulls1, len(row1), 1),
+            (bulls2, len(row2), 2),
+            (bulls3, len(row3), 3),
+            (bulls4, len(row4), 4),
         )[2]
         return _new(ChoiceNeeded, (player, card, options, suggested))
 
@@ -490,8 +505,6 @@ class Table:
     def round_result(self) -> RoundResult:
         """Return this round's steps so far, the rows now, and any pending choice."""
         return _new(RoundResult, (tuple(self.steps), self.rows, self.pending))
-
-
 
 
 def resolve_round(
@@ -555,8 +568,9 @@ def play_round(
 ) -> RoundResult:
     """Check a round against every rule, then resolve it; raise RuleError if it is wrong."""
     rows = check_rows(rows, deck)
-    check_plays(rows, plays, deck=deck, players=players, played=played, starting=starting,
-                name=name)
+    check_plays(
+        rows, plays, deck=deck, players=players, played=played, starting=starting, name=name
+    )
     cards = [(player, parse_card(card, deck, player)) for player, card in plays]
     checked = check_choices(plays, choices or {}, name)
     result = resolve_round(rows, cards, checked)
@@ -598,13 +612,20 @@ def explain(
         reason = gettext(N_("%(end)d is the only lower end")) % {"end": closest}
     if step.action == PLACED:
         return gettext(N_("%(card)d goes to row %(row)d: %(reason)s.")) % {
-            "card": step.card, "row": step.row, "reason": reason,
+            "card": step.card,
+            "row": step.row,
+            "reason": reason,
         }
     return gettext(
-        N_("%(card)d would be the 6th card in row %(row)d: %(player)s takes %(cards)s, "
-           "%(bulls)s. %(reason)s.")
+        N_(
+            "%(card)d would be the 6th card in row %(row)d: %(player)s takes %(cards)s, "
+            "%(bulls)s. %(reason)s."
+        )
     ) % {
-        "card": step.card, "row": step.row, "reason": reason, "player": name(step.player),
+        "card": step.card,
+        "row": step.row,
+        "reason": reason,
+        "player": name(step.player),
         "cards": _count_cards(len(step.taken), ngettext),
         "bulls": _count_bulls(step.bulls, ngettext),
     }
@@ -613,10 +634,15 @@ def explain(
 def _explain_too_low(step: Step, name, gettext: Gettext, ngettext: Ngettext) -> str:
     ends = ", ".join(str(end) for end in step.ends)
     return gettext(
-        N_("%(card)d is lower than every row's end (%(ends)s): %(player)s chose row "
-           "%(row)d and takes %(cards)s, %(bulls)s.")
+        N_(
+            "%(card)d is lower than every row's end (%(ends)s): %(player)s chose row "
+            "%(row)d and takes %(cards)s, %(bulls)s."
+        )
     ) % {
-        "card": step.card, "ends": ends, "player": name(step.player), "row": step.row,
+        "card": step.card,
+        "ends": ends,
+        "player": name(step.player),
+        "row": step.row,
         "cards": _count_cards(len(step.taken), ngettext),
         "bulls": _count_bulls(step.bulls, ngettext),
     }
@@ -629,8 +655,10 @@ def explain_choice(
 ) -> str:
     """Return the sentence that asks a too-low card's player to choose a row."""
     return gettext(
-        N_("%(card)d is lower than every row's end: %(player)s takes a row of their choice "
-           "(fewest bulls: row %(suggested)d).")
+        N_(
+            "%(card)d is lower than every row's end: %(player)s takes a row of their choice "
+            "(fewest bulls: row %(suggested)d)."
+        )
     ) % {"card": pending.card, "player": name(pending.player), "suggested": pending.suggested}
 
 
@@ -729,10 +757,12 @@ class EndCondition:
     def describe(self, gettext: Gettext = _identity) -> str:
         """Return the house rule in words, for the scoreboard."""
         templates = {
-            MORE_THAN: N_("The match ends after the game in which someone has more than "
-                          "%(value)d bulls."),
-            AT_LEAST: N_("The match ends after the game in which someone has %(value)d "
-                         "bulls or more."),
+            MORE_THAN: N_(
+                "The match ends after the game in which someone has more than %(value)d bulls."
+            ),
+            AT_LEAST: N_(
+                "The match ends after the game in which someone has %(value)d bulls or more."
+            ),
             GAMES: N_("The match ends after %(value)d games."),
         }
         return gettext(templates[self.kind]) % {"value": self.value}

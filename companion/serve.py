@@ -30,9 +30,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default=os.environ.get("COMPANION_HOST", "0.0.0.0"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("COMPANION_PORT", "8000")))
-    parser.add_argument("--workers", type=int,
-                        default=int(os.environ.get("COMPANION_WORKERS", default_workers())),
-                        help="server processes (default: one per CPU core, at most 4)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=int(os.environ.get("COMPANION_WORKERS", default_workers())),
+        help="server processes (default: one per CPU core, at most 4)",
+    )
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be at least 1")

@@ -153,7 +153,8 @@ TABLES = Memo("tables", 256)  # the replay behind each table_version
 def current_state(match_id: int) -> MatchState:
     """The match as it is now, for reading (404 if there is none); see ``replayed``."""
     versions = db.session.execute(
-        select(Match.version, Match.table_version).where(Match.id == match_id)).first()
+        select(Match.version, Match.table_version).where(Match.id == match_id)
+    ).first()
     if versions is None:
         abort(404)
     return replayed(match_id, *versions)

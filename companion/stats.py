@@ -96,7 +96,8 @@ class Board(NamedTuple):
 def fingerprint() -> tuple[int, int]:
     """Changes whenever any match row changes: rows are replaced, ids never reused."""
     count, highest = db.session.execute(
-        select(func.count(PlayerMatchStat.id), func.max(PlayerMatchStat.id))).one()
+        select(func.count(PlayerMatchStat.id), func.max(PlayerMatchStat.id))
+    ).one()
     return count, highest or 0
 
 
@@ -128,18 +129,33 @@ def compute_board(since: datetime | None, players: int | None) -> Board:
     if players is not None:
         where.append(stat.players == players)
     shared = case((and_(stat.won, stat.winners > 1), 1), else_=0)
-    sums = select(stat.player_id, func.sum(case((stat.finished, 1), else_=0)),
-                  func.sum(case((stat.won, 1), else_=0)), func.sum(shared),
-                  func.sum(stat.games), func.sum(stat.bulls), func.min(stat.best_game),
-                  func.max(stat.worst_game)).where(*where).group_by(stat.player_id)
+    sums = (
+        select(
+            stat.player_id,
+            func.sum(case((stat.finished, 1), else_=0)),
+            func.sum(case((stat.won, 1), else_=0)),
+            func.sum(shared),
+            func.sum(stat.games),
+            func.sum(stat.bulls),
+            func.min(stat.best_game),
+            func.max(stat.worst_game),
+        )
+        .where(*where)
+        .group_by(stat.player_id)
+    )
     # Core, not ORM execution: plain rows, and much less overhead on 20,000 of them.
     connection = db.session.connection()
     figures = {row[0]: Figures(*row) for row in connection.execute(sums)}
-    ranks = (select(stat.match_id, stat.player_id, stat.rank).where(stat.finished, *where)
-             .order_by(stat.played_at, stat.match_id, stat.player_id))
+    ranks = (
+        select(stat.match_id, stat.player_id, stat.rank)
+        .where(stat.finished, *where)
+        .order_by(stat.played_at, stat.match_id, stat.player_id)
+    )
     rows = connection.execute(ranks).all()
-    ranked = [Ranked(match_id, tuple((player, rank) for _match, player, rank in group))
-              for match_id, group in groupby(rows, key=itemgetter(0))]
+    ranked = [
+        Ranked(match_id, tuple((player, rank) for _match, player, rank in group))
+        for match_id, group in groupby(rows, key=itemgetter(0))
+    ]
     run = rated((since, players), ranked)
     for player, rating in run.current.items():
         figures[player].rating = Rating(rating.mu, rating.sigma)
@@ -174,17 +190,20 @@ def head_to_head(first: int, second: int) -> Duel:
     """Matches and games that both players played, compared."""
     one, two = aliased(PlayerMatchStat), aliased(PlayerMatchStat)
     matches = db.session.execute(
-        select(func.count(one.id), func.sum(case((one.bulls < two.bulls, 1), else_=0)),
-               func.sum(case((one.bulls > two.bulls, 1), else_=0)))
+        select(
+            func.count(one.id),
+            func.sum(case((one.bulls < two.bulls, 1), else_=0)),
+            func.sum(case((one.bulls > two.bulls, 1), else_=0)),
+        )
         .join(two, and_(two.match_id == one.match_id, two.player_id == second))
-        .where(one.player_id == first, one.finished)).one()
+        .where(one.player_id == first, one.finished)
+    ).one()
     game_one, game_two = aliased(PlayerGameStat), aliased(PlayerGameStat)
     games = db.session.execute(
         select(func.count(game_one.id), func.sum(game_one.bulls), func.sum(game_two.bulls))
-        .join(game_two, and_(game_two.game_id == game_one.game_id,
-                             game_two.player_id == second))
-        .where(game_one.player_id == first)).one()
+        .join(game_two, and_(game_two.game_id == game_one.game_id, game_two.player_id == second))
+        .where(game_one.player_id == first)
+    ).one()
     count, ahead, behind = (value or 0 for value in matches)
     game_count, first_bulls, second_bulls = (value or 0 for value in games)
-    return Duel(count, ahead, behind, count - ahead - behind, game_count, first_bulls,
-                second_bulls)
+    return Duel(count, ahead, behind, count - ahead - behind, game_count, first_bulls, second_bulls)

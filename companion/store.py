@@ -43,17 +43,19 @@ def store(match_id: int, version: int, player_ids: list[int], entry: Entry) -> s
     """
     try:
         bumped = db.session.execute(
-            update(Match).where(Match.id == match_id, Match.version == version)
-            .values(version=Match.version + 1,
-                    table_version=Match.table_version + (0 if entry.hidden else 1))
+            update(Match)
+            .where(Match.id == match_id, Match.version == version)
+            .values(
+                version=Match.version + 1,
+                table_version=Match.table_version + (0 if entry.hidden else 1),
+            )
             .execution_options(synchronize_session=False)
         ).rowcount
         if not bumped:
             db.session.rollback()
             return MOVED_ON
         if entry.clear_hidden is not None:
-            db.session.execute(delete(PendingCard)
-                               .where(PendingCard.game_id == entry.clear_hidden))
+            db.session.execute(delete(PendingCard).where(PendingCard.game_id == entry.clear_hidden))
         db.session.add_all(entry.rows)
         db.session.flush()
         if entry.results:

@@ -25,31 +25,58 @@ def last_input(state: MatchState) -> LastInput | None:
     game = state.games[-1]
     number = game.number
     if game.game.mode == "scores":
-        return LastInput(f"game:{game.game.id}",
-                         gettext("the typed scores of game %(game)d", game=number), game.game)
+        return LastInput(
+            f"game:{game.game.id}",
+            gettext("the typed scores of game %(game)d", game=number),
+            game.game,
+        )
     if game.entered:
-        return LastInput(f"entered:{game.game.id}:{len(game.entered)}",
-                         ngettext("the %(num)d card entered so far for round %(round)d",
-                                  "the %(num)d cards entered so far for round %(round)d",
-                                  len(game.entered), round=game.rounds_played + 1),
-                         game.game.pending_cards)
+        return LastInput(
+            f"entered:{game.game.id}:{len(game.entered)}",
+            ngettext(
+                "the %(num)d card entered so far for round %(round)d",
+                "the %(num)d cards entered so far for round %(round)d",
+                len(game.entered),
+                round=game.rounds_played + 1,
+            ),
+            game.game.pending_cards,
+        )
     if not game.game.rounds:
         cards = ", ".join(str(card) for card in game.game.starting)
-        return LastInput(f"game:{game.game.id}",
-                         gettext("the start of game %(game)d (starting cards %(cards)s)",
-                                 game=number, cards=cards), game.game)
+        return LastInput(
+            f"game:{game.game.id}",
+            gettext(
+                "the start of game %(game)d (starting cards %(cards)s)", game=number, cards=cards
+            ),
+            game.game,
+        )
     round_ = game.game.rounds[-1]
     if round_.choices:
         choice = round_.choices[-1]
-        return LastInput(f"choice:{choice.id}",
-                         gettext("%(player)s's choice of row %(row)d in round %(round)d",
-                                 player=state.name(choice.player_id), row=choice.row,
-                                 round=round_.number), choice)
-    cards = ", ".join(f"{state.name(play.player_id)} {play.card}" for play in
-                      sorted(round_.plays, key=lambda play: play.card))
-    return LastInput(f"round:{round_.id}",
-                     gettext("round %(round)d of game %(game)d (%(cards)s)",
-                             round=round_.number, game=number, cards=cards), round_)
+        return LastInput(
+            f"choice:{choice.id}",
+            gettext(
+                "%(player)s's choice of row %(row)d in round %(round)d",
+                player=state.name(choice.player_id),
+                row=choice.row,
+                round=round_.number,
+            ),
+            choice,
+        )
+    cards = ", ".join(
+        f"{state.name(play.player_id)} {play.card}"
+        for play in sorted(round_.plays, key=lambda play: play.card)
+    )
+    return LastInput(
+        f"round:{round_.id}",
+        gettext(
+            "round %(round)d of game %(game)d (%(cards)s)",
+            round=round_.number,
+            game=number,
+            cards=cards,
+        ),
+        round_,
+    )
 
 
 def undo_input(state: MatchState, last: LastInput) -> None:

@@ -17,8 +17,9 @@ def add_players(client, *names: str) -> list[int]:
         response = client.post("/players/", data={"name": name})
         assert response.status_code == 303, response.get_data(as_text=True)
     with client.application.app_context():
-        return [db.session.scalar(db.select(Player.id).where(Player.name == name))
-                for name in names]
+        return [
+            db.session.scalar(db.select(Player.id).where(Player.name == name)) for name in names
+        ]
 
 
 def start_match(client, player_ids, end_kind="more_than", end_value=66, deck="standard") -> int:
@@ -63,8 +64,12 @@ def enter_round(client, match_id, cards_by_player, game=None, round_=None):
 def choose(client, match_id, player_id, row):
     """Post a row choice."""
     current = state_of(client, match_id).current
-    data = {"player": str(player_id), "row": str(row), "game": str(current.number),
-            "round": str(current.rounds_played)}
+    data = {
+        "player": str(player_id),
+        "row": str(row),
+        "game": str(current.number),
+        "round": str(current.rounds_played),
+    }
     return client.post(f"/matches/{match_id}/choice", data=data)
 
 
@@ -92,12 +97,11 @@ def score_game(client, match_id, scores):
 def deal(rng: random.Random, players: int, deck: int = 104):
     """Random hands of 10 and four starting cards."""
     cards = rng.sample(range(1, deck + 1), 10 * players + 4)
-    hands = [cards[i * 10:(i + 1) * 10] for i in range(players)]
+    hands = [cards[i * 10 : (i + 1) * 10] for i in range(players)]
     return hands, cards[-4:]
 
 
-def play_game(client, match_id, player_ids, rng: random.Random, deck: int = 104,
-              chooser=None):
+def play_game(client, match_id, player_ids, rng: random.Random, deck: int = 104, chooser=None):
     """Play one whole game through the app; return the engine's own replay of it.
 
     ``chooser(pending) -> row`` picks rows for too-low cards (default: a random row).

@@ -50,8 +50,14 @@ def test_worked_example_resolves_with_the_choice(client):
     ] == [
         {"player": "Cleo", "card": 3, "row": 1, "action": "too_low", "taken": [5, 12], "bulls": 3},
         {"player": "Anna", "card": 39, "row": 3, "action": "placed", "taken": [], "bulls": 0},
-        {"player": "Ben", "card": 42, "row": 4, "action": "sixth",
-         "taken": [31, 32, 33, 34, 40], "bulls": 11},
+        {
+            "player": "Ben",
+            "card": 42,
+            "row": 4,
+            "action": "sixth",
+            "taken": [31, 32, 33, 34, 40],
+            "bulls": 11,
+        },
     ]
     assert body["rows"] == [[3], [20, 24], [30, 37, 39], [42]]
     assert body["bulls"] == {"Anna": 0, "Ben": 11, "Cleo": 3}
@@ -61,24 +67,29 @@ def test_worked_example_resolves_with_the_choice(client):
 
 
 def test_steps_before_the_choice_are_reported(client):
-    body = post(client, {
-        "rows": [[10], [20], [30], [40]],
-        "plays": [{"player": "Anna", "card": 25}, {"player": "Ben", "card": 5}],
-    }).get_json()
+    body = post(
+        client,
+        {
+            "rows": [[10], [20], [30], [40]],
+            "plays": [{"player": "Anna", "card": 25}, {"player": "Ben", "card": 5}],
+        },
+    ).get_json()
     assert body["status"] == "needs_choice"
     assert body["steps"] == []
-    body = post(client, {
-        "rows": [[10], [20], [30], [40]],
-        "plays": [{"player": "Anna", "card": 8}, {"player": "Ben", "card": 5}],
-        "choices": {"Ben": 4},
-    }).get_json()
+    body = post(
+        client,
+        {
+            "rows": [[10], [20], [30], [40]],
+            "plays": [{"player": "Anna", "card": 8}, {"player": "Ben", "card": 5}],
+            "choices": {"Ben": 4},
+        },
+    ).get_json()
     assert body["status"] == "resolved"
     assert [step["row"] for step in body["steps"]] == [4, 4]
 
 
 def test_explanations_follow_the_language(app, client):
-    response = post(client, {**WORKED, "choices": {"Cleo": 1}},
-                    headers={"Accept-Language": "de"})
+    response = post(client, {**WORKED, "choices": {"Cleo": 1}}, headers={"Accept-Language": "de"})
     text = response.get_json()["steps"][1]["explanation"]
     assert text.startswith("39 ")
     assert "Reihe 3" in text
@@ -109,8 +120,10 @@ BAD_BODIES = [
     ({"rows": [[1], [2], [3], [10**40]], "plays": WORKED["plays"]}, "no card"),
     ({"rows": WORKED["rows"]}, "plays"),
     ({"rows": WORKED["rows"], "plays": []}, "1 to 10 plays"),
-    ({"rows": WORKED["rows"], "plays": [{"player": f"P{i}", "card": 50 + i} for i in range(11)]},
-     "1 to 10 plays"),
+    (
+        {"rows": WORKED["rows"], "plays": [{"player": f"P{i}", "card": 50 + i} for i in range(11)]},
+        "1 to 10 plays",
+    ),
     ({"rows": WORKED["rows"], "plays": {"Anna": 39}}, "1 to 10 plays"),
     ({"rows": WORKED["rows"], "plays": [39]}, "“player” and “card”"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna"}]}, "“player” and “card”"),
@@ -123,10 +136,20 @@ BAD_BODIES = [
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": ""}]}, "Enter a card"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 7.5}]}, "not a card"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 24}]}, "already lies in row 2"),
-    ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 50},
-                                        {"player": "Ben", "card": 50}]}, "both entered 50"),
-    ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 50},
-                                        {"player": " Anna ", "card": 51}]}, "two cards"),
+    (
+        {
+            "rows": WORKED["rows"],
+            "plays": [{"player": "Anna", "card": 50}, {"player": "Ben", "card": 50}],
+        },
+        "both entered 50",
+    ),
+    (
+        {
+            "rows": WORKED["rows"],
+            "plays": [{"player": "Anna", "card": 50}, {"player": " Anna ", "card": 51}],
+        },
+        "two cards",
+    ),
     ({**WORKED, "choices": {"Cleo": 5}}, "row 1, 2, 3 or 4"),
     ({**WORKED, "choices": {"Cleo": "x"}}, "row 1, 2, 3 or 4"),
     ({**WORKED, "choices": {"Cleo": 1, "Anna": 2}}, "not too low"),
@@ -160,24 +183,31 @@ def test_wrong_method_is_json_405(client):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=6)
-    | st.dictionaries(st.text(max_size=8), children, max_size=6),
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=8), children, max_size=6)
+    ),
     max_leaves=12,
 )
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     st.fixed_dictionaries(
         {},
         optional={
-            "rows": json_values | st.lists(st.lists(st.integers(-5, 110), max_size=6),
-                                           min_size=4, max_size=4),
-            "plays": json_values | st.lists(
-                st.fixed_dictionaries({"player": st.text(max_size=4),
-                                       "card": st.integers(-5, 110) | json_values}),
-                max_size=11),
+            "rows": json_values
+            | st.lists(st.lists(st.integers(-5, 110), max_size=6), min_size=4, max_size=4),
+            "plays": json_values
+            | st.lists(
+                st.fixed_dictionaries(
+                    {"player": st.text(max_size=4), "card": st.integers(-5, 110) | json_values}
+                ),
+                max_size=11,
+            ),
             "choices": json_values | st.dictionaries(st.text(max_size=4), json_values),
             "deck": json_values | st.sampled_from([24, 34, 104]),
         },

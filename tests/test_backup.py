@@ -19,8 +19,13 @@ FORMAT = "6nimmt-companion"
 
 def household(client) -> dict[str, int]:
     """A small household history: a finished match, a pro match still being played."""
-    ids = dict(zip(["Anna", "Ben", "Cleo", "Jürgen", "Dan"],
-                   add_players(client, "Anna", "Ben", "Cleo", "Jürgen", "Dan"), strict=True))
+    ids = dict(
+        zip(
+            ["Anna", "Ben", "Cleo", "Jürgen", "Dan"],
+            add_players(client, "Anna", "Ben", "Cleo", "Jürgen", "Dan"),
+            strict=True,
+        )
+    )
     client.post(f"/players/{ids['Dan']}/archive", data={"archived": "1"})
     trio = [ids["Anna"], ids["Ben"], ids["Cleo"]]
     first = start_match(client, trio, end_kind="games", end_value=2)
@@ -47,15 +52,17 @@ def upload(client, data, name: str = "backup.json"):
     """Post a file to the import form: bytes as they are, anything else as JSON."""
     if not isinstance(data, bytes):
         data = json.dumps(data).encode()
-    return client.post("/backup/import", data={"file": (io.BytesIO(data), name)},
-                       content_type="multipart/form-data")
+    return client.post(
+        "/backup/import",
+        data={"file": (io.BytesIO(data), name)},
+        content_type="multipart/form-data",
+    )
 
 
 def snapshot(app) -> list:
     """Every row of every table, to prove that a refused import changed nothing."""
     with app.app_context():
-        return [db.session.execute(db.select(table)).all()
-                for table in db.metadata.sorted_tables]
+        return [db.session.execute(db.select(table)).all() for table in db.metadata.sorted_tables]
 
 
 def without_time(document: dict) -> dict:
@@ -82,13 +89,20 @@ def empty(tmp_path):
 def test_export_is_one_versioned_file_of_inputs(source):
     response = source.get("/backup/export.json")
     assert response.mimetype == "application/json"
-    assert re.fullmatch(r'attachment; filename="6nimmt-companion-\d{4}-\d\d-\d\d\.json"',
-                        response.headers["Content-Disposition"])
+    assert re.fullmatch(
+        r'attachment; filename="6nimmt-companion-\d{4}-\d\d-\d\d\.json"',
+        response.headers["Content-Disposition"],
+    )
     document = json.loads(response.data)
     assert list(document) == ["format", "version", "exported_at", "players", "matches"]
     assert (document["format"], document["version"]) == (FORMAT, 1)
     assert [player["name"] for player in document["players"]] == [
-        "Anna", "Ben", "Cleo", "Jürgen", "Dan"]
+        "Anna",
+        "Ben",
+        "Cleo",
+        "Jürgen",
+        "Dan",
+    ]
     assert [player["archived"] for player in document["players"]] == [False] * 4 + [True]
     first, second = document["matches"]
     assert first["seats"] == ["Anna", "Ben", "Cleo"]
@@ -97,8 +111,11 @@ def test_export_is_one_versioned_file_of_inputs(source):
     assert cards["mode"] == "cards" and len(cards["starting"]) == 4
     assert len(cards["rounds"]) == 10
     assert all(len(entry["cards"]) == 3 for entry in cards["rounds"])
-    assert scores == {"mode": "scores", "created_at": scores["created_at"],
-                      "scores": [5, [55, 11], 0]}
+    assert scores == {
+        "mode": "scores",
+        "created_at": scores["created_at"],
+        "scores": [5, [55, 11], 0],
+    }
     assert second["pro"] is True and second["seats"] == ["Anna", "Jürgen"]
     assert second["games"][1]["rounds"] == [{"cards": [3, 20]}]  # waits for Anna's choice
     # Inputs only: no ids, no bulls, no winners, no link secrets.
@@ -135,9 +152,13 @@ def test_imported_results_and_statistics_are_the_replayed_ones(source, empty):
     for client in (source, target):  # the same scoreboard on both installations
         page = client.get("/matches/1/scoreboard").get_data(as_text=True)
         assert "Winner" in page or "Shared win" in page
-    totals = [re.findall(r'<td class="num">(\d+)</td>',
-                         client.get("/matches/1/scoreboard").get_data(as_text=True))
-              for client in (source, target)]
+    totals = [
+        re.findall(
+            r'<td class="num">(\d+)</td>',
+            client.get("/matches/1/scoreboard").get_data(as_text=True),
+        )
+        for client in (source, target)
+    ]
     assert totals[0] == totals[1]
 
 
@@ -218,8 +239,7 @@ def needless_choice(document: dict) -> str:
     rounds = document["matches"][0]["games"][0]["rounds"]
     number, entry = next((n, r) for n, r in enumerate(rounds, 1) if "choices" not in r)
     entry["choices"] = {"Ben": 1}
-    return (f"round {number}: Ben's {entry['cards'][1]} is not too low, so Ben has no row "
-            "to choose.")
+    return f"round {number}: Ben's {entry['cards'][1]} is not too low, so Ben has no row to choose."
 
 
 BAD = {
@@ -227,48 +247,74 @@ BAD = {
     "not UTF-8": (lambda d: b"\xff\xfe{}", "it is not text (UTF-8)"),
     "a list": (lambda d: [], "its “format” is not “6nimmt-companion”"),
     "wrong format": (lambda d: {**d, "format": "7nimmt"}, "its “format” is not “6nimmt-"),
-    "future version": (lambda d: {**d, "version": 2},
-                       "format version 2, from a newer companion; this one reads version 1"),
+    "future version": (
+        lambda d: {**d, "version": 2},
+        "format version 2, from a newer companion; this one reads version 1",
+    ),
     "version as text": (lambda d: {**d, "version": "1"}, "“version” must be a whole number."),
     "unknown field": (lambda d: {**d, "extra": 1}, "Unknown field “extra”."),
     "duplicate card in a round": (duplicate_card, None),
     "row choice 5": (lambda d: break_choice(d, 5), None),
     "row choice as text": (lambda d: break_choice(d, "2"), None),
-    "card 105": (lambda d: set_card(d, 105),
-                 "round 1: There is no card 105 in this deck: cards go from 1 to 104."),
-    "card as text": (lambda d: set_card(d, "41"), "round 1: “\"41\"” is not a card"),
+    "card 105": (
+        lambda d: set_card(d, 105),
+        "round 1: There is no card 105 in this deck: cards go from 1 to 104.",
+    ),
+    "card as text": (lambda d: set_card(d, "41"), 'round 1: “"41"” is not a card'),
     "card already on the table": (
         lambda d: set_card(d, d["matches"][0]["games"][0]["starting"][0]),
-        "round 1: " + "%d already lies in row 1."),
+        "round 1: " + "%d already lies in row 1.",
+    ),
     "missing player reference": (
         lambda d: d["matches"][0]["seats"].__setitem__(2, "Zed"),
-        "The seat “Zed” is not a player of the players list."),
-    "missing card in a round": (lambda d: first_round(d)["cards"].pop(),
-                                "round 1: A round has one card per seat: 3 cards, not 2."),
+        "The seat “Zed” is not a player of the players list.",
+    ),
+    "missing card in a round": (
+        lambda d: first_round(d)["cards"].pop(),
+        "round 1: A round has one card per seat: 3 cards, not 2.",
+    ),
     "missing row choice": (drop_choice, None),
     "choice for a card that is not too low": (lambda d: needless_choice(d), None),
     "choice for someone without a seat": (
         lambda d: first_round(d).update(choices={"Jürgen": 1}),
-        "A row choice for “Jürgen”, who has no seat in this match."),
+        "A row choice for “Jürgen”, who has no seat in this match.",
+    ),
     "a game after the end": (
         lambda d: d["matches"][0]["games"].append(d["matches"][0]["games"][1]),
-        "game 3: The match ended after game 2; nothing can follow it."),
-    "eleven seats": (lambda d: d["matches"][0]["seats"].extend(["Jürgen"] * 8),
-                     "A match seats 2 to 10 players, not 11."),
-    "pro deck": (lambda d: d["matches"][1]["games"][0]["rounds"][0]["cards"].__setitem__(0, 25),
-                 "There is no card 25 in this deck: cards go from 1 to 24."),
-    "unknown end": (lambda d: d["matches"][0]["end"].update(kind="sometimes"),
-                    "Unknown end condition."),
-    "typed bulls 200": (lambda d: d["matches"][0]["games"][1]["scores"].__setitem__(0, 200),
-                        "game 2: Bulls are a whole number from 0 to 171."),
-    "pile card twice": (lambda d: d["matches"][0]["games"][1]["scores"].__setitem__(0, [55]),
-                        "game 2: 55 is entered twice."),
-    "same player twice": (lambda d: d["players"].append({**d["players"][0], "name": "ANNA"}),
-                          "Player 6: “ANNA” is already in the list as “Anna”."),
-    "bad date": (lambda d: d["matches"][0].update(created_at="yesterday"),
-                 "“created_at” must be a date and time"),
-    "same match twice": (lambda d: d["matches"].append(d["matches"][0]),
-                         "Matches 1 and 3 are the same match"),
+        "game 3: The match ended after game 2; nothing can follow it.",
+    ),
+    "eleven seats": (
+        lambda d: d["matches"][0]["seats"].extend(["Jürgen"] * 8),
+        "A match seats 2 to 10 players, not 11.",
+    ),
+    "pro deck": (
+        lambda d: d["matches"][1]["games"][0]["rounds"][0]["cards"].__setitem__(0, 25),
+        "There is no card 25 in this deck: cards go from 1 to 24.",
+    ),
+    "unknown end": (
+        lambda d: d["matches"][0]["end"].update(kind="sometimes"),
+        "Unknown end condition.",
+    ),
+    "typed bulls 200": (
+        lambda d: d["matches"][0]["games"][1]["scores"].__setitem__(0, 200),
+        "game 2: Bulls are a whole number from 0 to 171.",
+    ),
+    "pile card twice": (
+        lambda d: d["matches"][0]["games"][1]["scores"].__setitem__(0, [55]),
+        "game 2: 55 is entered twice.",
+    ),
+    "same player twice": (
+        lambda d: d["players"].append({**d["players"][0], "name": "ANNA"}),
+        "Player 6: “ANNA” is already in the list as “Anna”.",
+    ),
+    "bad date": (
+        lambda d: d["matches"][0].update(created_at="yesterday"),
+        "“created_at” must be a date and time",
+    ),
+    "same match twice": (
+        lambda d: d["matches"].append(d["matches"][0]),
+        "Matches 1 and 3 are the same match",
+    ),
 }
 
 
@@ -309,8 +355,9 @@ def test_a_missing_player_reference_names_the_seat(source):
 
 def test_the_pro_variant_is_for_six_at_most(source):
     document = export(source)
-    document["players"] += [{"name": name, "archived": False,
-                             "created_at": "2025-01-01T00:00:00Z"} for name in "VWXYZ"]
+    document["players"] += [
+        {"name": name, "archived": False, "created_at": "2025-01-01T00:00:00Z"} for name in "VWXYZ"
+    ]
     document["matches"][1]["seats"] += list("VWXYZ")
     page = upload(source, document).get_data(as_text=True)
     assert "Match 2 (started" in page and "The pro variant is for 2 to 6 players." in page
@@ -333,15 +380,32 @@ def test_a_file_over_the_limit_is_refused(source, app):
 
 def big_backup(matches: int) -> dict:
     """A valid backup of many short score-only matches (bigger than a form may be)."""
-    players = [{"name": name, "archived": False, "created_at": "2020-01-01T00:00:00.000000Z"}
-               for name in ("Anna", "Ben")]
-    return {"format": FORMAT, "version": 1, "exported_at": "2025-01-01T00:00:00.000000Z",
-            "players": players, "matches": [
-                {"created_at": f"2020-01-01T00:00:00.{number:06d}Z",
-                 "end": {"kind": "games", "value": 1}, "pro": False, "seats": ["Anna", "Ben"],
-                 "games": [{"mode": "scores", "created_at": "2020-01-01T00:00:00.000000Z",
-                            "scores": [number % 20, [55, 11, 22, 33]]}]}
-                for number in range(matches)]}
+    players = [
+        {"name": name, "archived": False, "created_at": "2020-01-01T00:00:00.000000Z"}
+        for name in ("Anna", "Ben")
+    ]
+    return {
+        "format": FORMAT,
+        "version": 1,
+        "exported_at": "2025-01-01T00:00:00.000000Z",
+        "players": players,
+        "matches": [
+            {
+                "created_at": f"2020-01-01T00:00:00.{number:06d}Z",
+                "end": {"kind": "games", "value": 1},
+                "pro": False,
+                "seats": ["Anna", "Ben"],
+                "games": [
+                    {
+                        "mode": "scores",
+                        "created_at": "2020-01-01T00:00:00.000000Z",
+                        "scores": [number % 20, [55, 11, 22, 33]],
+                    }
+                ],
+            }
+            for number in range(matches)
+        ],
+    }
 
 
 def test_a_backup_larger_than_a_form_imports(client):
@@ -357,8 +421,9 @@ def test_import_needs_the_csrf_token(client, app):
     assert upload(client, data).status_code == 400
     page = client.get("/backup").get_data(as_text=True)
     token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
-    response = client.post("/backup/import", data={"csrf_token": token,
-                                                   "file": (io.BytesIO(data), "b.json")})
+    response = client.post(
+        "/backup/import", data={"csrf_token": token, "file": (io.BytesIO(data), "b.json")}
+    )
     assert response.status_code == 303
 
 
@@ -376,8 +441,11 @@ def test_backup_page_full_and_as_fragment(source):
 
 
 def test_a_refused_import_as_fragment(source):
-    response = source.post("/backup/import", headers={"HX-Request": "true"},
-                           data={"file": (io.BytesIO(b"nope"), "b.json")})
+    response = source.post(
+        "/backup/import",
+        headers={"HX-Request": "true"},
+        data={"file": (io.BytesIO(b"nope"), "b.json")},
+    )
     assert response.status_code == 422
     assert "<html" not in response.get_data(as_text=True)
     assert "it is not JSON" in response.get_data(as_text=True)
@@ -390,8 +458,10 @@ def test_match_as_csv_for_a_spreadsheet(source):
     response = source.get("/matches/1/export.csv")
     assert response.status_code == 200
     assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
-    assert re.fullmatch(r'attachment; filename="6nimmt-match-1-\d{4}-\d\d-\d\d\.csv"',
-                        response.headers["Content-Disposition"])
+    assert re.fullmatch(
+        r'attachment; filename="6nimmt-match-1-\d{4}-\d\d-\d\d\.csv"',
+        response.headers["Content-Disposition"],
+    )
     text = response.data.decode("utf-8")
     assert text.startswith("\ufeff")  # so spreadsheets read the names as UTF-8
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
@@ -428,10 +498,13 @@ def test_cli_export_and_import(source, app, empty, tmp_path):
     assert "Players: 0 added, 5 already here. Matches: 0 added, 2 already here" in result.output
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"<html>", "it is not JSON"),
-    (json.dumps({"format": FORMAT, "version": 9}).encode(), "format version 9"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"<html>", "it is not JSON"),
+        (json.dumps({"format": FORMAT, "version": 9}).encode(), "format version 9"),
+    ],
+)
 def test_cli_refuses_a_bad_file_with_exit_code_1(empty, tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_bytes(content)

@@ -12,8 +12,19 @@ from companion import rules
 pytestmark = pytest.mark.browser
 
 # Ten seats, long names (30 characters at most): the widest replay a household can make.
-NAMES = ["Hilde", "Ole", "Pia", "Rolf", "Smilla", "Theo", "Ulla", "Vito", "Wiebke",
-         "Xaver-Maximilian Großkopf", "Maximiliane-Alexandra Großkopf"]
+NAMES = [
+    "Hilde",
+    "Ole",
+    "Pia",
+    "Rolf",
+    "Smilla",
+    "Theo",
+    "Ulla",
+    "Vito",
+    "Wiebke",
+    "Xaver-Maximilian Großkopf",
+    "Maximiliane-Alexandra Großkopf",
+]
 
 
 def fits_the_phone(page) -> None:
@@ -28,7 +39,7 @@ def stamp(moment: datetime) -> str:
 def simulated_game(rng: random.Random, seats: list[str], when: datetime) -> dict:
     """A legal game as a backup holds it; too-low cards take the suggested row."""
     cards = rng.sample(range(1, rules.STANDARD_DECK + 1), 10 * len(seats) + 4)
-    starting, hands = cards[:4], [cards[4 + 10 * i:14 + 10 * i] for i in range(len(seats))]
+    starting, hands = cards[:4], [cards[4 + 10 * i : 14 + 10 * i] for i in range(len(seats))]
     table = rules.Table([(card,) for card in starting])
     rounds = []
     for turn in range(rules.HAND_SIZE):
@@ -37,8 +48,9 @@ def simulated_game(rng: random.Random, seats: list[str], when: datetime) -> dict
         choices: dict[str, int] = {}
         while (pending := table.run(choices)) is not None:
             choices[pending.player] = pending.suggested
-        rounds.append({"cards": [card for _, card in plays], **({"choices": choices}
-                                                                if choices else {})})
+        rounds.append(
+            {"cards": [card for _, card in plays], **({"choices": choices} if choices else {})}
+        )
     return {"mode": "cards", "created_at": stamp(when), "starting": starting, "rounds": rounds}
 
 
@@ -48,22 +60,33 @@ def backup_file() -> bytes:
     rng = random.Random(390)
     four = [NAMES[0], NAMES[1], NAMES[2], NAMES[9]]
     matches = [
-        {"created_at": stamp(now + timedelta(seconds=index)), "end": {"kind": "games",
-         "value": 1}, "pro": False, "seats": seats,
-         "games": [simulated_game(rng, seats, now + timedelta(seconds=index))]}
+        {
+            "created_at": stamp(now + timedelta(seconds=index)),
+            "end": {"kind": "games", "value": 1},
+            "pro": False,
+            "seats": seats,
+            "games": [simulated_game(rng, seats, now + timedelta(seconds=index))],
+        }
         for index, seats in enumerate([four, NAMES[1:]])
     ]
     players = [{"name": name, "archived": False, "created_at": stamp(now)} for name in NAMES]
-    return json.dumps({"format": "6nimmt-companion", "version": 1,
-                       "exported_at": stamp(now), "players": players,
-                       "matches": matches}).encode()
+    return json.dumps(
+        {
+            "format": "6nimmt-companion",
+            "version": 1,
+            "exported_at": stamp(now),
+            "players": players,
+            "matches": matches,
+        }
+    ).encode()
 
 
 def import_backup(page, live_server, artifacts) -> None:
     """Upload a backup through the backup page (new matches each time: started now)."""
     page.goto(f"{live_server}/backup")
     page.get_by_label("Backup file").set_input_files(
-        files=[{"name": "backup.json", "mimeType": "application/json", "buffer": backup_file()}])
+        files=[{"name": "backup.json", "mimeType": "application/json", "buffer": backup_file()}]
+    )
     page.get_by_role("button", name="Import").click()
     page.get_by_role("heading", name="Import finished").wait_for()
     fits_the_phone(page)

@@ -15,8 +15,7 @@ _runs = itertools.count(1)
 
 def post(page, url: str, form: dict) -> str:
     """Post a form like a phone does (same cookies); return where it redirects to."""
-    response = page.request.post(url, form={k: str(v) for k, v in form.items()},
-                                 max_redirects=0)
+    response = page.request.post(url, form={k: str(v) for k, v in form.items()}, max_redirects=0)
     assert response.status == 303, response.text()[:2000]
     return response.headers["location"]
 
@@ -41,19 +40,33 @@ def play_cards_game(page, url: str, ids, number: int, rng: random.Random) -> Non
     """Play a whole game card by card; the local engine says when a row must be chosen."""
     cards = rng.sample(range(1, 105), 10 * len(ids) + 4)
     starting = cards[-4:]
-    post(page, f"{url}/games", {"game": number, **{f"row{row}": card for row, card
-                                                   in enumerate(starting, 1)}})
+    post(
+        page,
+        f"{url}/games",
+        {"game": number, **{f"row{row}": card for row, card in enumerate(starting, 1)}},
+    )
     table = rules.Table([(card,) for card in starting])
     for turn in range(10):
         plays = [(pid, cards[seat * 10 + turn]) for seat, pid in enumerate(ids)]
-        post(page, f"{url}/rounds", {"game": number, "round": turn + 1,
-                                     **{f"card-{pid}": card for pid, card in plays}})
+        post(
+            page,
+            f"{url}/rounds",
+            {"game": number, "round": turn + 1, **{f"card-{pid}": card for pid, card in plays}},
+        )
         table.start_round(plays)
         choices = {}
         while (pending := table.run(choices)) is not None:
             choices[pending.player] = pending.suggested
-            post(page, f"{url}/choice", {"player": pending.player, "row": pending.suggested,
-                                         "game": number, "round": turn + 1})
+            post(
+                page,
+                f"{url}/choice",
+                {
+                    "player": pending.player,
+                    "row": pending.suggested,
+                    "game": number,
+                    "round": turn + 1,
+                },
+            )
 
 
 def fits_the_phone(page) -> None:
@@ -72,18 +85,32 @@ def history(page, live_server):
     ids = player_ids(page, live_server, names)
     url = new_match(page, live_server, ids, games=2)
     play_cards_game(page, url, ids, 1, random.Random(7))
-    post(page, f"{url}/scores", {"game": 2, **{f"kind-{pid}": "bulls" for pid in ids},
-                                 **{f"score-{pid}": bulls for pid, bulls in zip(ids, (4, 9, 1),
-                                                                                strict=True)}})
+    post(
+        page,
+        f"{url}/scores",
+        {
+            "game": 2,
+            **{f"kind-{pid}": "bulls" for pid in ids},
+            **{f"score-{pid}": bulls for pid, bulls in zip(ids, (4, 9, 1), strict=True)},
+        },
+    )
     url = new_match(page, live_server, ids[:2], games=1)
-    post(page, f"{url}/scores", {"game": 1, **{f"kind-{pid}": "bulls" for pid in ids[:2]},
-                                 **{f"score-{pid}": 6 for pid in ids[:2]}})
+    post(
+        page,
+        f"{url}/scores",
+        {
+            "game": 1,
+            **{f"kind-{pid}": "bulls" for pid in ids[:2]},
+            **{f"score-{pid}": 6 for pid in ids[:2]},
+        },
+    )
     post(page, f"{live_server}/players/{ids[2]}/archive", {"archived": 1})
     return names, ids
 
 
-def test_leaderboard_and_player_page_on_a_phone(page, console_errors, live_server, artifacts,
-                                                history):
+def test_leaderboard_and_player_page_on_a_phone(
+    page, console_errors, live_server, artifacts, history
+):
     """The leaderboard fits, filters with htmx, and leads to a player's page and chart."""
     names, _ids = history
     page.goto(f"{live_server}/leaderboard")
@@ -99,8 +126,12 @@ def test_leaderboard_and_player_page_on_a_phone(page, console_errors, live_serve
     page.get_by_label("Players at the table").select_option("2")
     page.wait_for_url(re.compile(r"players=2"))
     assert "1/1" in table.locator("tr", has=page.get_by_role("link", name=names[0])).inner_text()
-    assert not table.get_by_role("link", name=names[2]).locator("xpath=ancestor::tr").locator(
-        ".rating").count()
+    assert (
+        not table.get_by_role("link", name=names[2])
+        .locator("xpath=ancestor::tr")
+        .locator(".rating")
+        .count()
+    )
 
     page.get_by_role("link", name=names[0]).click()
     page.get_by_role("heading", name="Card by card").wait_for()

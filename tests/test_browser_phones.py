@@ -25,13 +25,15 @@ def invite_links(page, live_server) -> tuple[str, str]:
 def i_am(page, name: str) -> None:
     """Tell the phone whose card it enters."""
     page.get_by_label("Everyone on their own phone? Who are you?").select_option(
-        label=f"I am {name}")
+        label=f"I am {name}"
+    )
     page.get_by_role("button", name="That's me").click()
     page.get_by_text(f"You are {name} on this phone.").wait_for()
 
 
 def test_two_phones_enter_their_own_cards_and_a_watcher_follows(
-        browser, page, live_server, artifacts):
+    browser, page, live_server, artifacts
+):
     anna, ben = f"Ann{next(_names)}", f"Bo{next(_names)}"
     for name in (anna, ben):
         add_player(page, live_server, name)
@@ -71,8 +73,9 @@ def test_two_phones_enter_their_own_cards_and_a_watcher_follows(
         # The watcher has no way to enter anything, and a forged post is refused.
         assert watcher.locator("form.round-form").count() == 0
         assert watcher.get_by_role("link", name="Undo…").count() == 0
-        forged = watcher.request.post(f"{match_url}/rounds",
-                                      form={"card-1": "50", "game": "1", "round": "2"})
+        forged = watcher.request.post(
+            f"{match_url}/rounds", form={"card-1": "50", "game": "1", "round": "2"}
+        )
         assert forged.status == 403
         watcher.screenshot(path=artifacts / "phones-watcher.png", full_page=True)
     finally:

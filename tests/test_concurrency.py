@@ -34,7 +34,8 @@ class Phone:
     def __init__(self, base: str):
         self.base = base
         self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(CookieJar()), NoRedirect())
+            urllib.request.HTTPCookieProcessor(CookieJar()), NoRedirect()
+        )
 
     def request(self, path: str, data: dict | None = None) -> int:
         """GET or POST (form) ``path``; return the status code."""
@@ -94,8 +95,13 @@ def count(app, model):
 
 def test_twenty_phones_enter_the_same_round_once(table):
     app, _, (anna, ben, cleo), match_id, phones = table
-    form = {f"card-{anna}": "41", f"card-{ben}": "42", f"card-{cleo}": "43",
-            "game": "1", "round": "1"}
+    form = {
+        f"card-{anna}": "41",
+        f"card-{ben}": "42",
+        f"card-{cleo}": "43",
+        "game": "1",
+        "round": "1",
+    }
     codes = at_once(phones, f"/matches/{match_id}/rounds", lambda _: form)
     assert codes.count(303) == 1
     assert codes.count(422) == PHONES - 1  # told the table moved on
@@ -104,8 +110,10 @@ def test_twenty_phones_enter_the_same_round_once(table):
 
 def test_two_players_typing_the_same_card_at_once(table):
     app, _, (anna, ben, _cleo), match_id, phones = table
-    forms = [{f"card-{anna}": "50", "game": "1", "round": "1"},
-             {f"card-{ben}": "50", "game": "1", "round": "1"}]
+    forms = [
+        {f"card-{anna}": "50", "game": "1", "round": "1"},
+        {f"card-{ben}": "50", "game": "1", "round": "1"},
+    ]
     codes = at_once(phones[:2], f"/matches/{match_id}/rounds", lambda i: forms[i])
     assert sorted(codes) == [303, 422]
     assert count(app, PendingCard) == 1

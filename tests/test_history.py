@@ -45,8 +45,11 @@ def test_each_match_with_date_players_winners_and_rules(client):
     page = client.get("/history").get_data(as_text=True)
     assert "4 matches, newest first." in page
     newest, third, second, first = entries(page)
-    assert re.search(r"Match 4 \w{3} \d+, \d{4} · 0 games played · ends above 66 bulls "
-                     r"Cleo, Anna In progress · no game finished yet", newest)
+    assert re.search(
+        r"Match 4 \w{3} \d+, \d{4} · 0 games played · ends above 66 bulls "
+        r"Cleo, Anna In progress · no game finished yet",
+        newest,
+    )
     assert third.endswith("Anna, Ben, Cleo In progress · leading: Ben")
     assert "1 game played · ends at 20 bulls · pro variant" in second
     assert second.endswith("Ben, Cleo Shared win: Ben, Cleo")
@@ -123,10 +126,12 @@ def counts(app, match_id: int) -> dict[str, int]:
             "choices": db.select(RowChoice.id).where(RowChoice.round_id.in_(round_ids)),
             "scores": db.select(Score.id).where(Score.game_id.in_(game_ids)),
             "results": db.select(GameResult.id).where(GameResult.game_id.in_(game_ids)),
-            "game stats": db.select(derived.PlayerGameStat.id)
-            .where(derived.PlayerGameStat.match_id == match_id),
-            "match stats": db.select(derived.PlayerMatchStat.id)
-            .where(derived.PlayerMatchStat.match_id == match_id),
+            "game stats": db.select(derived.PlayerGameStat.id).where(
+                derived.PlayerGameStat.match_id == match_id
+            ),
+            "match stats": db.select(derived.PlayerMatchStat.id).where(
+                derived.PlayerMatchStat.match_id == match_id
+            ),
         }
         return {name: len(db.session.execute(query).all()) for name, query in queries.items()}
 
@@ -155,8 +160,9 @@ def test_deleting_removes_the_match_and_everything_derived(client, app, played):
     before = counts(app, doomed)
     assert all(before[name] for name in before), before
     kept_before = counts(app, kept)
-    response = client.post(f"/matches/{doomed}/delete",
-                           data={"version": version_of(client, doomed)})
+    response = client.post(
+        f"/matches/{doomed}/delete", data={"version": version_of(client, doomed)}
+    )
     assert response.status_code == 303 and response.headers["Location"] == "/history"
     assert set(counts(app, doomed).values()) == {0}
     assert counts(app, kept) == kept_before

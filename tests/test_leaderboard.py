@@ -48,15 +48,18 @@ def test_leaderboard_fragment_for_htmx(client, trio):
     assert "best" not in row_of(html, "Cleo")  # no 2-player match
 
 
-@pytest.mark.parametrize(("query", "field", "message"), [
-    ("period=decade", "period", "Choose this month, this year or all time."),
-    ("period=", "period", "Choose this month, this year or all time."),
-    ("players=1", "players", "Choose any number of players, or 2 to 10."),
-    ("players=11", "players", "Choose any number of players, or 2 to 10."),
-    ("players=abc", "players", "Choose any number of players, or 2 to 10."),
-    ("players=%C2%B2", "players", "Choose any number of players, or 2 to 10."),
-    ("players=-3", "players", "Choose any number of players, or 2 to 10."),
-])
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ("period=decade", "period", "Choose this month, this year or all time."),
+        ("period=", "period", "Choose this month, this year or all time."),
+        ("players=1", "players", "Choose any number of players, or 2 to 10."),
+        ("players=11", "players", "Choose any number of players, or 2 to 10."),
+        ("players=abc", "players", "Choose any number of players, or 2 to 10."),
+        ("players=%C2%B2", "players", "Choose any number of players, or 2 to 10."),
+        ("players=-3", "players", "Choose any number of players, or 2 to 10."),
+    ],
+)
 def test_bad_leaderboard_filters_say_why(client, trio, query, field, message):
     response = client.get(f"/leaderboard?{query}")
     assert response.status_code == 422
@@ -71,13 +74,19 @@ def test_player_page(client, trio):
     response = client.get(f"/players/{anna}/stats")
     assert response.status_code == 200
     html = response.get_data(as_text=True)
-    for text in ("Matches won", "1 of them shared", "Rating over time", "shared win",
-                 "place 2 of 2", 'class="chart-svg"', "The rating as a table",
-                 "were all entered as scores only"):
+    for text in (
+        "Matches won",
+        "1 of them shared",
+        "Rating over time",
+        "shared win",
+        "place 2 of 2",
+        'class="chart-svg"',
+        "The rating as a table",
+        "were all entered as scores only",
+    ):
         assert text in html, text
     assert "Rows taken with a sixth card" not in html  # no card-level figure is invented
-    assert f'href="/players/{anna}/stats"' in client.get(f"/players/{anna}").get_data(
-        as_text=True)
+    assert f'href="/players/{anna}/stats"' in client.get(f"/players/{anna}").get_data(as_text=True)
 
 
 def test_player_page_history_fragment_and_pages(client, trio):
@@ -101,24 +110,27 @@ def test_player_page_of_a_new_player(client):
 
 def test_head_to_head(client, trio):
     anna, ben, _cleo = trio
-    assert "Choose two players" in client.get("/leaderboard/head-to-head").get_data(
-        as_text=True)
+    assert "Choose two players" in client.get("/leaderboard/head-to-head").get_data(as_text=True)
     response = client.get(f"/leaderboard/head-to-head?first={anna}&second={ben}")
     html = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "Anna against Ben" in html
     assert "in 2 finished matches together" in html
     assert "Level (equal totals): 1 match." in html
-    fragment = client.get(f"/leaderboard/head-to-head?first={anna}&second={ben}",
-                          headers=HX).get_data(as_text=True)
+    fragment = client.get(
+        f"/leaderboard/head-to-head?first={anna}&second={ben}", headers=HX
+    ).get_data(as_text=True)
     assert fragment.lstrip().startswith('<div id="duel">') and "<html" not in fragment
 
 
-@pytest.mark.parametrize(("query", "message"), [
-    ("first=1&second=1", "Choose two different players."),
-    ("first=abc", "Choose a player from the list."),
-    ("first=1&second=999", "Choose a player from the list."),
-])
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("first=1&second=1", "Choose two different players."),
+        ("first=abc", "Choose a player from the list."),
+        ("first=1&second=999", "Choose a player from the list."),
+    ],
+)
 def test_bad_head_to_head_choices(client, trio, query, message):
     response = client.get(f"/leaderboard/head-to-head?{query}")
     assert response.status_code == 422

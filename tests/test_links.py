@@ -208,8 +208,7 @@ def test_polling_answers_204_until_something_changes(client, app, table):
     (anna, _ben, _cleo), match_id = table
     with app.app_context():
         version = db.session.get(Match, match_id).version
-    quiet = client.get(f"/matches/{match_id}/live?since={version}",
-                       headers={"HX-Request": "true"})
+    quiet = client.get(f"/matches/{match_id}/live?since={version}", headers={"HX-Request": "true"})
     assert quiet.status_code == 204
     enter_round(client, match_id, {anna: 41})
     news = client.get(f"/matches/{match_id}/live?since={version}", headers={"HX-Request": "true"})
@@ -224,8 +223,9 @@ def test_polling_answers_304_to_a_conditional_request(client, app, table):
     _, match_id = table
     first = client.get(f"/matches/{match_id}/live")
     assert first.status_code == 200 and first.headers["ETag"]
-    again = client.get(f"/matches/{match_id}/live",
-                       headers={"If-None-Match": first.headers["ETag"]})
+    again = client.get(
+        f"/matches/{match_id}/live", headers={"If-None-Match": first.headers["ETag"]}
+    )
     assert again.status_code == 304
 
 
@@ -248,9 +248,12 @@ def test_the_migration_gives_existing_matches_their_own_links(tmp_path):
     app = create_app(testing_config(tmp_path / "old.sqlite"))
     with app.app_context():
         upgrade(revision="74c698745d48")  # before links existed
-        db.session.execute(db.text(
-            "INSERT INTO match (created_at, end_kind, end_value, pro, version) "
-            "VALUES ('2026-01-01', 'more_than', 66, 0, 0), ('2026-01-02', 'games', 3, 0, 0)"))
+        db.session.execute(
+            db.text(
+                "INSERT INTO match (created_at, end_kind, end_value, pro, version) "
+                "VALUES ('2026-01-01', 'more_than', 66, 0, 0), ('2026-01-02', 'games', 3, 0, 0)"
+            )
+        )
         db.session.commit()
         upgrade()
         rows = db.session.execute(db.text("SELECT player_token, watch_token FROM match")).all()
@@ -267,8 +270,9 @@ def test_a_shared_live_render_carries_each_phones_own_csrf_token(client, app, ta
     found = []
     for _ in range(3):
         other = phone(app, match_id, player_token)
-        body = other.get(f"/matches/{match_id}/live?since=0",
-                         headers={"HX-Request": "true"}).get_data(as_text=True)
+        body = other.get(
+            f"/matches/{match_id}/live?since=0", headers={"HX-Request": "true"}
+        ).get_data(as_text=True)
         assert "Take row 1" in body
         found += re.findall(r'name="csrf_token" value="([^"]+)"', body)
     assert len(found) == 3 and len(set(found)) == 3
@@ -349,8 +353,9 @@ def test_a_version_of_hidden_cards_reads_like_a_full_replay(client, app, table, 
     ids, match_id = table
     derived = []
     original = state_module.with_hidden_cards
-    monkeypatch.setattr(state_module, "with_hidden_cards",
-                        lambda *args: derived.append(args) or original(*args))
+    monkeypatch.setattr(
+        state_module, "with_hidden_cards", lambda *args: derived.append(args) or original(*args)
+    )
     rng = random.Random(7)
     for _round in range(4):
         current = state_of(client, match_id).current

@@ -89,7 +89,10 @@ def test_a_too_low_choice_and_a_sixth_card_at_the_table(client, trio):
     assert enter_round(client, match_id, {anna: 45, ben: 50, cleo: 4}).status_code == 303
     state = state_of(client, match_id)
     assert [(step.card, step.row, step.action) for step in state.current.last_round.steps] == [
-        (4, 1, rules.PLACED), (45, 4, rules.SIXTH), (50, 4, rules.PLACED)]
+        (4, 1, rules.PLACED),
+        (45, 4, rules.SIXTH),
+        (50, 4, rules.PLACED),
+    ]
     assert state.current.table.rows == ((3, 4), (24,), (37, 39), (45, 50))
     assert state.current.bulls == {anna: 11, ben: 0, cleo: 1}
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
@@ -147,8 +150,10 @@ def test_choice_without_a_too_low_card_is_rejected(client, trio):
     (anna, ben, cleo), match_id = trio
     start_game(client, match_id, [12, 24, 37, 40])
     enter_round(client, match_id, {anna: 39, ben: 42, cleo: 43})
-    response = client.post(f"/matches/{match_id}/choice",
-                           data={"player": str(cleo), "row": "1", "game": "1", "round": "1"})
+    response = client.post(
+        f"/matches/{match_id}/choice",
+        data={"player": str(cleo), "row": "1", "game": "1", "round": "1"},
+    )
     assert response.status_code == 422
     assert "No card is waiting" in response.get_data(as_text=True)
 
@@ -210,8 +215,12 @@ def test_an_empty_round_form_is_refused(client, trio, app):
 
 @pytest.mark.parametrize(
     ("cards", "message"),
-    [([12, 24, 37], "Enter a card number"), ([12, 24, 37, 12], "already the starting card"),
-     ([12, 24, 37, 105], "no card 105"), ([12, 24, 37, "x"], "is not a card")],
+    [
+        ([12, 24, 37], "Enter a card number"),
+        ([12, 24, 37, 12], "already the starting card"),
+        ([12, 24, 37, 105], "no card 105"),
+        ([12, 24, 37, "x"], "is not a card"),
+    ],
 )
 def test_bad_starting_cards_are_rejected(client, trio, app, cards, message):
     _, match_id = trio
@@ -251,12 +260,14 @@ def test_score_only_game_typed_or_counted_from_the_pile(client, trio):
 
 @pytest.mark.parametrize(
     ("scores", "message"),
-    [({"Anna": "", "Ben": 1, "Cleo": 2}, "Enter the bulls"),
-     ({"Anna": "-3", "Ben": 1, "Cleo": 2}, "from 0 to 171"),
-     ({"Anna": "172", "Ben": 1, "Cleo": 2}, "from 0 to 171"),
-     ({"Anna": "x", "Ben": 1, "Cleo": 2}, "from 0 to 171"),
-     ({"Anna": [5, 105], "Ben": 1, "Cleo": 2}, "no card 105"),
-     ({"Anna": [5, 6], "Ben": [6], "Cleo": 2}, "6 is entered twice")],
+    [
+        ({"Anna": "", "Ben": 1, "Cleo": 2}, "Enter the bulls"),
+        ({"Anna": "-3", "Ben": 1, "Cleo": 2}, "from 0 to 171"),
+        ({"Anna": "172", "Ben": 1, "Cleo": 2}, "from 0 to 171"),
+        ({"Anna": "x", "Ben": 1, "Cleo": 2}, "from 0 to 171"),
+        ({"Anna": [5, 105], "Ben": 1, "Cleo": 2}, "no card 105"),
+        ({"Anna": [5, 6], "Ben": [6], "Cleo": 2}, "6 is entered twice"),
+    ],
 )
 def test_bad_scores_are_rejected(client, trio, app, scores, message):
     (anna, ben, cleo), match_id = trio
@@ -277,8 +288,9 @@ def test_mixed_match_cards_and_scores(client):
     third = play_game(client, match_id, ids, random.Random(9)).bulls()
     state = state_of(client, match_id)
     assert state.over
-    assert state.standing.totals == {pid: first[pid] + extra + third[pid]
-                                     for pid, extra in zip(ids, [10, 20, 30], strict=True)}
+    assert state.standing.totals == {
+        pid: first[pid] + extra + third[pid] for pid, extra in zip(ids, [10, 20, 30], strict=True)
+    }
 
 
 # --- the end of a match -------------------------------------------------------
@@ -286,10 +298,15 @@ def test_mixed_match_cards_and_scores(client):
 
 @pytest.mark.parametrize(
     ("kind", "value", "scores", "over"),
-    [("more_than", 66, [66, 10], False), ("more_than", 66, [67, 10], True),
-     ("at_least", 66, [66, 10], True), ("at_least", 66, [65, 10], False),
-     ("more_than", 74, [74, 0], False), ("more_than", 74, [75, 0], True),
-     ("games", 1, [0, 0], True)],
+    [
+        ("more_than", 66, [66, 10], False),
+        ("more_than", 66, [67, 10], True),
+        ("at_least", 66, [66, 10], True),
+        ("at_least", 66, [65, 10], False),
+        ("more_than", 74, [74, 0], False),
+        ("more_than", 74, [75, 0], True),
+        ("games", 1, [0, 0], True),
+    ],
 )
 def test_every_end_condition(client, kind, value, scores, over):
     ids = add_players(client, "Anna", "Ben")
@@ -332,8 +349,10 @@ def test_undo_steps_back_through_choices_rounds_and_the_start(client, trio):
     enter_round(client, match_id, {anna: 2, ben: 50, cleo: 3})
     choose(client, match_id, anna, 4)  # 2 takes row 4; 3 then follows 2
     history = [state_of(client, match_id)]
-    assert [s.action for s in history[0].current.last_round.steps][:2] == [rules.TOO_LOW,
-                                                                          rules.PLACED]
+    assert [s.action for s in history[0].current.last_round.steps][:2] == [
+        rules.TOO_LOW,
+        rules.PLACED,
+    ]
     assert undo(client, match_id).status_code == 303  # the choice
     assert pending_of(client, match_id).player == anna
     assert undo(client, match_id).status_code == 303  # round 2
@@ -437,9 +456,13 @@ def test_rebuild_finds_and_repairs_tampered_results(client, app, runner):
     ],
 )
 def test_bad_new_match_is_rejected(client, app, data, field, message):
-    ids = dict(zip(["A", "B", *[f"P{i}" for i in range(1, 8)]],
-                   add_players(client, "Anna", "B", *[f"P{i}" for i in range(1, 8)]),
-                   strict=True))
+    ids = dict(
+        zip(
+            ["A", "B", *[f"P{i}" for i in range(1, 8)]],
+            add_players(client, "Anna", "B", *[f"P{i}" for i in range(1, 8)]),
+            strict=True,
+        )
+    )
     form = {"end_kind": "more_than", "end_value": "66", "deck": "standard"}
     form.update({key: str(ids.get(value, value)) for key, value in data.items()})
     before = table_snapshot(app)
@@ -450,9 +473,11 @@ def test_bad_new_match_is_rejected(client, app, data, field, message):
 
 
 def test_new_player_on_the_spot_takes_the_next_seat(client):
-    anna, = add_players(client, "Anna")
-    response = client.post("/matches/", data={"seat_1": str(anna), "new_player": "Ben",
-                                               "end_kind": "more_than", "end_value": "66"})
+    (anna,) = add_players(client, "Anna")
+    response = client.post(
+        "/matches/",
+        data={"seat_1": str(anna), "new_player": "Ben", "end_kind": "more_than", "end_value": "66"},
+    )
     assert response.status_code == 303
     match_id = int(response.headers["Location"].rsplit("/", 1)[1])
     assert [player.name for player in state_of(client, match_id).players] == ["Anna", "Ben"]
@@ -461,8 +486,7 @@ def test_new_player_on_the_spot_takes_the_next_seat(client):
 def test_seating_order_is_kept(client):
     anna, ben, cleo = add_players(client, "Anna", "Ben", "Cleo")
     match_id = start_match(client, [cleo, anna, ben])
-    assert [player.name for player in state_of(client, match_id).players] == ["Cleo", "Anna",
-                                                                              "Ben"]
+    assert [player.name for player in state_of(client, match_id).players] == ["Cleo", "Anna", "Ben"]
 
 
 def test_pro_deck_with_three_players_uses_cards_to_34(client, app):

@@ -22,9 +22,14 @@ def test_add_and_list_players(client, app):
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("", "Enter a name"), ("   ", "Enter a name"), ("x" * 31, "at most 30"),
-     ("anna", "already a player called anna"), ("ANNA ", "already a player called ANNA"),
-     ("Bad\x07name", "control characters")],
+    [
+        ("", "Enter a name"),
+        ("   ", "Enter a name"),
+        ("x" * 31, "at most 30"),
+        ("anna", "already a player called anna"),
+        ("ANNA ", "already a player called ANNA"),
+        ("Bad\x07name", "control characters"),
+    ],
 )
 def test_bad_names_are_rejected_and_nothing_saved(client, app, name, message):
     add_players(client, "Anna")
@@ -57,7 +62,7 @@ def test_rename_to_a_taken_name_is_rejected(client, app):
 
 
 def test_rename_may_change_only_the_case(client, app):
-    anna, = add_players(client, "anna")
+    (anna,) = add_players(client, "anna")
     assert client.post(f"/players/{anna}/name", data={"name": "Anna"}).status_code == 303
     assert names(app) == ["Anna"]
 

@@ -44,8 +44,10 @@ def test_a_round_rows_before_plays_steps_rows_after(client, opening):
     plays = words.split("The cards revealed, lowest first")[1].split("Where each card went")[0]
     assert plays.strip() == "3 Cleo 39 Anna 44 Ben"
     steps = words.split("Where each card went")[1].split("The rows after the round")[0]
-    assert ("3 is lower than every row's end (12, 24, 37, 43): Cleo chose row 1 and takes "
-            "1 card, 1 bull.") in steps
+    assert (
+        "3 is lower than every row's end (12, 24, 37, 43): Cleo chose row 1 and takes "
+        "1 card, 1 bull."
+    ) in steps
     assert "39 goes to row 3: 37 is the closest lower end (row 2 ends in 24)." in steps
     assert "44 goes to row 4: 43 is the closest lower end (row 3 ends in 39)." in steps
     after = words.split("The rows after the round")[1].split("Bulls after round 2")[0]
@@ -58,8 +60,10 @@ def test_a_round_rows_before_plays_steps_rows_after(client, opening):
 def test_a_sixth_card_is_explained(client, opening):
     match_id, _ = opening
     words = text_of(replay(client, match_id, round=3).get_data(as_text=True))
-    assert ("45 would be the 6th card in row 4: Anna takes 5 cards, 11 bulls. 44 is the "
-            "closest lower end (row 3 ends in 39).") in words
+    assert (
+        "45 would be the 6th card in row 4: Anna takes 5 cards, 11 bulls. 44 is the "
+        "closest lower end (row 3 ends in 39)."
+    ) in words
     assert "Anna 11 bulls Ben 0 bulls Cleo 1 bull" in words
 
 
@@ -80,18 +84,27 @@ def test_round_links_step_through_the_game(client, opening):
 
 def test_replay_as_a_fragment(client, opening):
     match_id, _ = opening
-    response = client.get(f"/matches/{match_id}/games/1/replay?round=2",
-                          headers={"HX-Request": "true"})
+    response = client.get(
+        f"/matches/{match_id}/games/1/replay?round=2", headers={"HX-Request": "true"}
+    )
     fragment = response.get_data(as_text=True)
     assert "<html" not in fragment and fragment.lstrip().startswith('<div id="replay"')
     assert "HX-Request" in response.headers["Vary"]
 
 
-@pytest.mark.parametrize("path", [
-    "games/1/replay?round=4", "games/1/replay?round=99", "games/1/replay?round=0",
-    "games/1/replay?round=-1", "games/1/replay?round=abc", "games/1/replay?round=",
-    "games/2/replay", "games/0/replay",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "games/1/replay?round=4",
+        "games/1/replay?round=99",
+        "games/1/replay?round=0",
+        "games/1/replay?round=-1",
+        "games/1/replay?round=abc",
+        "games/1/replay?round=",
+        "games/2/replay",
+        "games/0/replay",
+    ],
+)
 def test_what_was_not_played_is_404(client, opening, path):
     match_id, _ = opening
     response = client.get(f"/matches/{match_id}/{path}")
@@ -109,8 +122,10 @@ def test_a_round_waiting_for_a_choice(client):
     start_game(client, match_id, [10, 20, 30, 40])
     enter_round(client, match_id, {anna: 5, ben: 50})
     words = text_of(replay(client, match_id, round=1).get_data(as_text=True))
-    assert ("5 is lower than every row's end: Anna takes a row of their choice (fewest "
-            "bulls: row 1). The game waits for this choice.") in words
+    assert (
+        "5 is lower than every row's end: Anna takes a row of their choice (fewest "
+        "bulls: row 1). The game waits for this choice."
+    ) in words
 
 
 def test_a_game_without_rounds_shows_its_starting_cards(client):
@@ -144,8 +159,10 @@ def test_every_round_of_a_whole_game_adds_up_to_the_engine(client):
     words = text_of(response.get_data(as_text=True))
     tally = " ".join(
         f"{name} {bulls} bull{'s' if bulls != 1 else ''}"
-        for name, bulls in zip(["Anna", "Ben", "Cleo", "Dan"],
-                               [expected.bulls()[pid] for pid in ids], strict=True))
+        for name, bulls in zip(
+            ["Anna", "Ben", "Cleo", "Dan"], [expected.bulls()[pid] for pid in ids], strict=True
+        )
+    )
     assert tally in words
 
 

@@ -43,10 +43,27 @@ def test_deck_holds_104_cards_and_171_bulls():
     ("card", "expected"),
     [
         (55, 7),  # double and multiple of 5
-        (11, 5), (22, 5), (33, 5), (44, 5), (66, 5), (77, 5), (88, 5), (99, 5),
-        (10, 3), (20, 3), (50, 3), (100, 3),
-        (5, 2), (15, 2), (45, 2), (95, 2),
-        (1, 1), (2, 1), (47, 1), (101, 1), (104, 1),
+        (11, 5),
+        (22, 5),
+        (33, 5),
+        (44, 5),
+        (66, 5),
+        (77, 5),
+        (88, 5),
+        (99, 5),
+        (10, 3),
+        (20, 3),
+        (50, 3),
+        (100, 3),
+        (5, 2),
+        (15, 2),
+        (45, 2),
+        (95, 2),
+        (1, 1),
+        (2, 1),
+        (47, 1),
+        (101, 1),
+        (104, 1),
     ],
 )
 def test_bulls_per_card(card, expected):
@@ -260,8 +277,7 @@ def test_explanation_uses_the_given_translation_and_names():
 def test_choice_prompt_names_player_and_suggestion():
     pending = resolve_round(((12,), (24,), (37,), (40,)), [("Cleo", 3)]).pending
     assert explain_choice(pending) == (
-        "3 is lower than every row's end: Cleo takes a row of their choice "
-        "(fewest bulls: row 1)."
+        "3 is lower than every row's end: Cleo takes a row of their choice (fewest bulls: row 1)."
     )
 
 
@@ -271,8 +287,10 @@ def test_choice_prompt_names_player_and_suggestion():
 TABLE = ((12,), (24,), (37,), (40,))
 
 
-@pytest.mark.parametrize("value", [0, 105, -1, "0", "105", "abc", "", "  ", "7.5", 7.5, True,
-                                   None, "1e3", "٣", "+5", [5]])
+@pytest.mark.parametrize(
+    "value",
+    [0, 105, -1, "0", "105", "abc", "", "  ", "7.5", 7.5, True, None, "1e3", "٣", "+5", [5]],
+)
 def test_card_outside_the_deck_is_rejected(value):
     with pytest.raises(RuleError):
         parse_card(value)
@@ -308,8 +326,9 @@ def test_pro_deck_rejects_cards_above_its_range():
 )
 def test_bad_round_is_rejected_with_a_precise_message(plays, fragment):
     with pytest.raises(RuleError, match=fragment) as error:
-        check_plays(TABLE, plays, players=["Anna", "Ben", "Cleo"], played={7},
-                    starting={9, 12, 24, 37, 40})
+        check_plays(
+            TABLE, plays, players=["Anna", "Ben", "Cleo"], played={7}, starting={9, 12, 24, 37, 40}
+        )
     if plays:
         assert error.value.subject in {"Anna", "Ben", "Cleo", "Zoe"}
 
@@ -369,8 +388,12 @@ def test_impossible_table_is_rejected(rows, fragment):
 
 @pytest.mark.parametrize(
     ("cards", "fragment"),
-    [([1, 2, 3], "exactly 4"), ([1, 2, 3, 3], "already the starting card"),
-     ([1, 2, 3, 105], "no card 105"), ([1, 2, 3, 4, 5], "exactly 4")],
+    [
+        ([1, 2, 3], "exactly 4"),
+        ([1, 2, 3, 3], "already the starting card"),
+        ([1, 2, 3, 105], "no card 105"),
+        ([1, 2, 3, 4, 5], "exactly 4"),
+    ],
 )
 def test_bad_starting_cards_are_rejected(cards, fragment):
     with pytest.raises(RuleError, match=fragment):
@@ -380,8 +403,10 @@ def test_bad_starting_cards_are_rejected(cards, fragment):
 def test_rule_error_translates_its_template():
     with pytest.raises(RuleError) as error:
         parse_card(0)
-    assert error.value.message(lambda s: s.replace("There is no card", "Es gibt keine Karte")) \
+    assert (
+        error.value.message(lambda s: s.replace("There is no card", "Es gibt keine Karte"))
         == "Es gibt keine Karte 0 in this deck: cards go from 1 to 104."
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -412,8 +437,9 @@ def test_fixed_number_of_games():
     assert end.is_met({"Anna": 0}, 3)
 
 
-@pytest.mark.parametrize(("kind", "value"), [("sometimes", 66), (rules.MORE_THAN, 0),
-                                             (rules.GAMES, 1001)])
+@pytest.mark.parametrize(
+    ("kind", "value"), [("sometimes", 66), (rules.MORE_THAN, 0), (rules.GAMES, 1001)]
+)
 def test_bad_end_condition_is_rejected(kind, value):
     with pytest.raises(RuleError):
         EndCondition(kind, value)

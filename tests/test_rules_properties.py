@@ -24,12 +24,16 @@ def positions(draw, max_players=10):
     lengths = draw(st.lists(st.integers(1, ROW_LIMIT), min_size=4, max_size=4))
     players = draw(st.integers(1, max_players))
     cards = draw(
-        st.lists(st.integers(1, 104), min_size=sum(lengths) + players,
-                 max_size=sum(lengths) + players, unique=True)
+        st.lists(
+            st.integers(1, 104),
+            min_size=sum(lengths) + players,
+            max_size=sum(lengths) + players,
+            unique=True,
+        )
     )
     rows, start = [], 0
     for length in lengths:
-        rows.append(tuple(sorted(cards[start:start + length])))
+        rows.append(tuple(sorted(cards[start : start + length])))
         start += length
     plays = [(f"P{i}", card) for i, card in enumerate(cards[start:])]
     choices = {f"P{i}": draw(st.integers(1, 4)) for i in range(players)}

@@ -33,8 +33,7 @@ def free_port() -> int:
 
 
 def children(pid: int) -> list[int]:
-    return [int(child) for child in
-            Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 class FormPhone(Phone):
@@ -45,22 +44,39 @@ class FormPhone(Phone):
             return response.read().decode()
 
 
-
 @pytest.fixture
 def workers(tmp_path):
     """The real server with 2 workers on a fresh database; yields its pid, base URL, app."""
     database = tmp_path / "workers.sqlite"
     port = free_port()
-    env = {**os.environ, "COMPANION_DATABASE_URL": f"sqlite:///{database}",
-           "COMPANION_SECRET_KEY": "test-secret-key"}
+    env = {
+        **os.environ,
+        "COMPANION_DATABASE_URL": f"sqlite:///{database}",
+        "COMPANION_SECRET_KEY": "test-secret-key",
+    }
     log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "2"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "companion.serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 30
     while len(children(server.pid)) < 2 or not answers(port):
         assert server.poll() is None and time.monotonic() < deadline, (
-            (tmp_path / "server.log").read_text())
+            tmp_path / "server.log"
+        ).read_text()
         time.sleep(0.1)
     # The server migrated the database; this app writes the match into the same file.
     app = create_app(conftest.testing_config(database, SECRET_KEY="test-secret-key"))
@@ -102,17 +118,28 @@ def count(app, model) -> int:
 def test_two_workers_serve_one_socket_and_store_each_entry_once(workers):
     _, base, app = workers
     (anna, ben, cleo), match_id, phones = joined_phones(app, base, PHONES)
-    same = {f"card-{anna}": "41", f"card-{ben}": "42", f"card-{cleo}": "43",
-            "game": "1", "round": "1"}
-    codes = at_once(phones, f"/matches/{match_id}/rounds",
-                    lambda i: {**same, "csrf_token": phones[i].csrf})
+    same = {
+        f"card-{anna}": "41",
+        f"card-{ben}": "42",
+        f"card-{cleo}": "43",
+        "game": "1",
+        "round": "1",
+    }
+    codes = at_once(
+        phones, f"/matches/{match_id}/rounds", lambda i: {**same, "csrf_token": phones[i].csrf}
+    )
     assert codes.count(303) == 1 and codes.count(422) == PHONES - 1
     assert count(app, Round) == 1 and count(app, Play) == 3
     # Then each player sends their own card at the same moment: all three get in.
-    own = [{f"card-{pid}": str(card), "game": "1", "round": "2"}
-           for pid, card in [(anna, 60), (ben, 61), (cleo, 62)]]
-    codes = at_once(phones[:3], f"/matches/{match_id}/rounds",
-                    lambda i: {**own[i], "csrf_token": phones[i].csrf})
+    own = [
+        {f"card-{pid}": str(card), "game": "1", "round": "2"}
+        for pid, card in [(anna, 60), (ben, 61), (cleo, 62)]
+    ]
+    codes = at_once(
+        phones[:3],
+        f"/matches/{match_id}/rounds",
+        lambda i: {**own[i], "csrf_token": phones[i].csrf},
+    )
     assert codes == [303, 303, 303]
     assert count(app, Round) == 2 and count(app, Play) == 6 and count(app, PendingCard) == 0
 

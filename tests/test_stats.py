@@ -27,9 +27,15 @@ A, B, C = 1, 2, 3
 # A game of Anna (A), Ben (B) and Cleo (C) on starting cards 10, 20, 30, 40, whose every
 # step is worked out by hand in test_game_rows_follow_the_engine_steps.
 ROUNDS = [
-    {A: 11, B: 12, C: 13}, {A: 14, B: 50, C: 15}, {A: 5, B: 21, C: 22},
-    {A: 55, B: 23, C: 24}, {A: 25, B: 56, C: 57}, {A: 60, B: 58, C: 2},
-    {A: 63, B: 61, C: 62}, {A: 64, B: 26, C: 3}, {A: 65, B: 66, C: 67},
+    {A: 11, B: 12, C: 13},
+    {A: 14, B: 50, C: 15},
+    {A: 5, B: 21, C: 22},
+    {A: 55, B: 23, C: 24},
+    {A: 25, B: 56, C: 57},
+    {A: 60, B: 58, C: 2},
+    {A: 63, B: 61, C: 62},
+    {A: 64, B: 26, C: 3},
+    {A: 65, B: 66, C: 67},
     {A: 27, B: 28, C: 29},
 ]
 CHOICES = {3: {A: 2}, 6: {C: 3}}  # round number: the too-low card's row
@@ -37,8 +43,9 @@ CHOICES = {3: {A: 2}, 6: {C: 3}}  # round number: the too-low card's row
 
 def hand_made_game() -> rules.GameState:
     """The game above, replayed by the engine."""
-    rounds = [(list(plays.items()), CHOICES.get(number, {}))
-              for number, plays in enumerate(ROUNDS, 1)]
+    rounds = [
+        (list(plays.items()), CHOICES.get(number, {})) for number, plays in enumerate(ROUNDS, 1)
+    ]
     return rules.replay_game([10, 20, 30, 40], rounds, [A, B, C])
 
 
@@ -57,15 +64,51 @@ def test_game_rows_follow_the_engine_steps():
     assert game.bulls() == {A: 20, B: 15, C: 14}
     rows, rivals = game_rows(7, 9, game.bulls(), game)
     assert rows == [
-        GameRow(7, 9, A, 20, True, sixth_takes=2, too_low_takes=1, clean_rounds=7, fives=0,
-                worst_round=10, worst_round_number=5),
-        GameRow(7, 9, B, 15, True, sixth_takes=1, too_low_takes=0, clean_rounds=9, fives=1,
-                worst_round=15, worst_round_number=6),
-        GameRow(7, 9, C, 14, True, sixth_takes=1, too_low_takes=1, clean_rounds=8, fives=0,
-                worst_round=11, worst_round_number=2),
+        GameRow(
+            7,
+            9,
+            A,
+            20,
+            True,
+            sixth_takes=2,
+            too_low_takes=1,
+            clean_rounds=7,
+            fives=0,
+            worst_round=10,
+            worst_round_number=5,
+        ),
+        GameRow(
+            7,
+            9,
+            B,
+            15,
+            True,
+            sixth_takes=1,
+            too_low_takes=0,
+            clean_rounds=9,
+            fives=1,
+            worst_round=15,
+            worst_round_number=6,
+        ),
+        GameRow(
+            7,
+            9,
+            C,
+            14,
+            True,
+            sixth_takes=1,
+            too_low_takes=1,
+            clean_rounds=8,
+            fives=0,
+            worst_round=11,
+            worst_round_number=2,
+        ),
     ]
-    assert rivals == [NemesisRow(7, 9, A, C, 1), NemesisRow(7, 9, B, C, 1),
-                      NemesisRow(7, 9, C, A, 1)]
+    assert rivals == [
+        NemesisRow(7, 9, A, C, 1),
+        NemesisRow(7, 9, B, C, 1),
+        NemesisRow(7, 9, C, A, 1),
+    ]
 
 
 def test_score_only_games_have_no_card_figures():
@@ -80,7 +123,10 @@ def test_match_rows_rank_and_share_the_win():
     when = datetime(2026, 1, 1)
     rows = match_rows(5, when, [A, B, C], end, [{A: 5, B: 10, C: 5}, {A: 5, B: 0, C: 4}])
     assert [(row.bulls, row.rank, row.won, row.winners) for row in rows] == [
-        (10, 2, False, 1), (10, 2, False, 1), (9, 1, True, 1)]
+        (10, 2, False, 1),
+        (10, 2, False, 1),
+        (9, 1, True, 1),
+    ]
     assert [(row.best_game, row.worst_game) for row in rows] == [(5, 5), (0, 10), (4, 5)]
     unfinished = match_rows(5, when, [A, B], end, [{A: 1, B: 2}])
     assert [(row.finished, row.rank, row.won) for row in unfinished] == [(False, None, False)] * 2
@@ -128,8 +174,15 @@ def household(client, app):
 
 
 def summary(figures: stats.Figures) -> tuple:
-    return (figures.matches, figures.won, figures.shared, figures.games, figures.bulls,
-            figures.best, figures.worst)
+    return (
+        figures.matches,
+        figures.won,
+        figures.shared,
+        figures.games,
+        figures.bulls,
+        figures.best,
+        figures.worst,
+    )
 
 
 def test_leaderboard_figures(app, household):
@@ -166,8 +219,7 @@ def test_ratings_are_openskill_plackett_luce_by_rank(app, household):
     model = PlackettLuce()
     ratings = {player: model.rating() for player in household}
     history = {player: [] for player in household}
-    for players, ranks in [([a, b, c, d], [4, 1, 1, 3]), ([a, b, c], [1, 1, 1]),
-                           ([a, b], [1, 2])]:
+    for players, ranks in [([a, b, c, d], [4, 1, 1, 3]), ([a, b, c], [1, 1, 1]), ([a, b], [1, 2])]:
         rated = model.rate([[ratings[player]] for player in players], ranks=ranks)
         for player, (rating,) in zip(players, rated, strict=True):
             history[player].append(ratings[player])
@@ -179,8 +231,7 @@ def test_ratings_are_openskill_plackett_luce_by_rank(app, household):
         assert figures[player].rating.sigma == pytest.approx(ratings[player].sigma)
         assert figures[player].rating.ordinal == pytest.approx(ratings[player].ordinal())
         before = history[player][-1]
-        assert figures[player].trend == pytest.approx(ratings[player].ordinal() -
-                                                      before.ordinal())
+        assert figures[player].trend == pytest.approx(ratings[player].ordinal() - before.ordinal())
     # Dora's only match was her first: her trend is against the starting rating, 0.
     assert figures[d].before.ordinal == pytest.approx(0)
 
@@ -237,8 +288,12 @@ def test_card_figures_and_nemesis_through_the_app(client, app):
         assert player_stats.nemeses(names[C]) == [(names[A], 2)]
     assert anna == (2, 1, 4, 2, 14, 0, 10, (match_id, 1, 5))
     assert anna.rounds == 20
-    assert (ben.sixth_takes, ben.fives, ben.worst_round, ben.worst_at) == (2, 2, 15,
-                                                                            (match_id, 1, 6))
+    assert (ben.sixth_takes, ben.fives, ben.worst_round, ben.worst_at) == (
+        2,
+        2,
+        15,
+        (match_id, 1, 6),
+    )
 
 
 def test_a_player_with_only_score_games_has_no_card_figures(app, household):
@@ -273,8 +328,10 @@ def generated_history(client, seed: int) -> list[int]:
 def figures_now(ids) -> dict:
     """Every figure the pages show, for comparison."""
     return {
-        "board": {key: stats.compute_board(None, count).figures for key, count
-                  in (("all", None), ("three", 3))},
+        "board": {
+            key: stats.compute_board(None, count).figures
+            for key, count in (("all", None), ("three", 3))
+        },
         "cards": {pid: player_stats.card_figures(pid) for pid in ids},
         "nemeses": {pid: player_stats.nemeses(pid) for pid in ids},
         "duels": {(one, two): stats.head_to_head(one, two) for one in ids for two in ids},
@@ -328,6 +385,9 @@ def test_a_deleted_match_leaves_no_figures(client, app, household):
     with app.app_context():
         db.session.delete(db.session.get(Match, match_id))
         db.session.commit()
-        assert derived.stored_rows([match_id]) == {"games": set(), "rivals": set(),
-                                                   "matches": set()}
+        assert derived.stored_rows([match_id]) == {
+            "games": set(),
+            "rivals": set(),
+            "matches": set(),
+        }
         assert summary(stats.board().figures[a]) == before

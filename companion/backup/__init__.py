@@ -56,8 +56,11 @@ def export_json():
     """Every player and match as one JSON file, to download."""
     now = utcnow()
     name = f"6nimmt-companion-{now:%Y-%m-%d}.json"
-    return Response(dump(export_document(now)), mimetype="application/json",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        dump(export_document(now)),
+        mimetype="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 @bp.post("/backup/import")
@@ -93,8 +96,9 @@ def match_csv_file(match_id: int):
     state = match_state(get_match(match_id))
     text = match_csv(state, gettext("Game"), gettext("Total"))
     name = f"6nimmt-match-{match_id}-{state.match.created_at:%Y-%m-%d}.csv"
-    return Response(text, mimetype="text/csv",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        text, mimetype="text/csv", headers={"Content-Disposition": f'attachment; filename="{name}"'}
+    )
 
 
 @click.command("export")
@@ -111,8 +115,11 @@ def export_command(file: str | None) -> None:
     partial = path.with_name(path.name + ".partial")  # never leave half a backup behind
     partial.write_text(text, encoding="utf-8")
     partial.replace(path)
-    click.echo(f"Exported {len(document['players'])} players and "
-               f"{len(document['matches'])} matches to {path}.", err=True)
+    click.echo(
+        f"Exported {len(document['players'])} players and "
+        f"{len(document['matches'])} matches to {path}.",
+        err=True,
+    )
 
 
 @click.command("import")
@@ -128,9 +135,11 @@ def import_command(file: str) -> None:
         report = import_backup(read_backup(raw))
     except BackupError as error:
         raise click.ClickException(error.message()) from None
-    click.echo(f"Players: {report.players_added} added, {report.players_kept} already here. "
-               f"Matches: {report.matches_added} added, {report.matches_kept} already here "
-               "(skipped).")
+    click.echo(
+        f"Players: {report.players_added} added, {report.players_kept} already here. "
+        f"Matches: {report.matches_added} added, {report.matches_kept} already here "
+        "(skipped)."
+    )
 
 
 def register_cli(app: Flask) -> None:

@@ -80,8 +80,9 @@ def read_backup(raw: bytes) -> Backup:
         except BackupError as error:
             started = entry.get("created_at") if isinstance(entry, dict) else None
             if isinstance(started, str) and started[:10]:
-                raise error.at(N_("Match %(number)d (started %(date)s)"), number=number,
-                               date=started[:10]) from None
+                raise error.at(
+                    N_("Match %(number)d (started %(date)s)"), number=number, date=started[:10]
+                ) from None
             raise error.at(N_("Match %(number)d"), number=number) from None
     check_distinct(matches)
     return Backup(players, matches)
@@ -92,20 +93,34 @@ def read_header(raw: bytes) -> dict:
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
-        raise BackupError(N_("This is not a backup of the companion: it is not text "
-                             "(UTF-8).")) from None
+        raise BackupError(
+            N_("This is not a backup of the companion: it is not text (UTF-8).")
+        ) from None
     except json.JSONDecodeError as error:
-        raise BackupError(N_("This is not a backup of the companion: it is not JSON "
-                             "(line %(line)d, column %(column)d)."),
-                          line=error.lineno, column=error.colno) from None
+        raise BackupError(
+            N_(
+                "This is not a backup of the companion: it is not JSON "
+                "(line %(line)d, column %(column)d)."
+            ),
+            line=error.lineno,
+            column=error.colno,
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise BackupError(N_("This is not a backup of the companion: its “format” is not "
-                             "“%(format)s”."), format=FORMAT)
+        raise BackupError(
+            N_("This is not a backup of the companion: its “format” is not “%(format)s”."),
+            format=FORMAT,
+        )
     version = value_of(data, "version", int)
     if version > VERSION:
-        raise BackupError(N_("This backup has format version %(version)d, from a newer "
-                             "companion; this one reads version %(supported)d. Update the "
-                             "companion first."), version=version, supported=VERSION)
+        raise BackupError(
+            N_(
+                "This backup has format version %(version)d, from a newer "
+                "companion; this one reads version %(supported)d. Update the "
+                "companion first."
+            ),
+            version=version,
+            supported=VERSION,
+        )
     if version < VERSION:
         raise BackupError(N_("Unknown backup format version %(version)d."), version=version)
     return object_with(data, ("format", "version", "exported_at", "players", "matches"))
@@ -120,17 +135,24 @@ def read_players(entries: list) -> list[PlayerIn]:
             name = value_of(data, "name", str)
             cleaned, reason = clean_name(name)  # reason: already in the page's language
             if reason is not None:
-                raise BackupError(N_("“%(name)s” is not a usable name: %(reason)s"),
-                                  name=name[:40], reason=reason)
+                raise BackupError(
+                    N_("“%(name)s” is not a usable name: %(reason)s"), name=name[:40], reason=reason
+                )
             if cleaned != name:
-                raise BackupError(N_("“%(name)s” has spaces at its start or end, or two in "
-                                     "a row."), name=name[:40])
+                raise BackupError(
+                    N_("“%(name)s” has spaces at its start or end, or two in a row."),
+                    name=name[:40],
+                )
             if name_key(name) in keys:
-                raise BackupError(N_("“%(name)s” is already in the list as “%(other)s”."),
-                                  name=name, other=keys[name_key(name)])
+                raise BackupError(
+                    N_("“%(name)s” is already in the list as “%(other)s”."),
+                    name=name,
+                    other=keys[name_key(name)],
+                )
             keys[name_key(name)] = name
-            players.append(PlayerIn(name, value_of(data, "archived", bool),
-                                    time_of(data, "created_at")))
+            players.append(
+                PlayerIn(name, value_of(data, "archived", bool), time_of(data, "created_at"))
+            )
         except BackupError as error:
             raise error.at(N_("Player %(number)d"), number=number) from None
     return players
@@ -166,8 +188,9 @@ def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
         raise BackupError(N_("The pro variant is for 2 to 6 players."))
     for seat in seats:
         if not isinstance(seat, str) or seat not in names:
-            raise BackupError(N_("The seat “%(name)s” is not a player of the players list."),
-                              name=str(seat)[:40])
+            raise BackupError(
+                N_("The seat “%(name)s” is not a player of the players list."), name=str(seat)[:40]
+            )
     if len(set(seats)) != len(seats):
         raise BackupError(N_("A player has two seats."))
     return seats
@@ -176,12 +199,14 @@ def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
 def check_can_follow(games: list[GameIn], seats: list[str], end: rules.EndCondition) -> None:
     """Refuse a game after an unfinished one, or after the match has ended."""
     if games and games[-1].results is None:
-        raise BackupError(N_("Game %(number)d is not finished, so no game can follow it."),
-                          number=len(games))
+        raise BackupError(
+            N_("Game %(number)d is not finished, so no game can follow it."), number=len(games)
+        )
     standing = rules.standing(seats, [game.results for game in games], end)
     if standing.over:
-        raise BackupError(N_("The match ended after game %(number)d; nothing can follow it."),
-                          number=len(games))
+        raise BackupError(
+            N_("The match ended after game %(number)d; nothing can follow it."), number=len(games)
+        )
 
 
 def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
@@ -212,16 +237,25 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
     for number, entry in enumerate(entries, 1):
         try:
             if table.pending is not None:  # only the newest round can wait for a choice
-                raise BackupError(N_("%(player)s's %(card)d is too low, but no row choice "
-                                     "is recorded for it."), player=table.pending.player,
-                                  card=table.pending.card)
+                raise BackupError(
+                    N_("%(player)s's %(card)d is too low, but no row choice is recorded for it."),
+                    player=table.pending.player,
+                    card=table.pending.card,
+                )
             cards, choices = read_round(entry, seats, deck)
-            result = replay_round(table, list(zip(seats, cards, strict=True)), choices,
-                                  deck=deck, players=seats, played=played,
-                                  starting=game.starting)
+            result = replay_round(
+                table,
+                list(zip(seats, cards, strict=True)),
+                choices,
+                deck=deck,
+                players=seats,
+                played=played,
+                starting=game.starting,
+            )
         except rules.RuleError as error:
             raise BackupError(error.template, **error.params).at(
-                N_("round %(number)d"), number=number) from None
+                N_("round %(number)d"), number=number
+            ) from None
         except BackupError as error:
             raise error.at(N_("round %(number)d"), number=number) from None
         game.rounds.append((cards, choices))
@@ -256,31 +290,42 @@ def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict
     data = object_with(entry, ("cards",), ("choices",))
     cards = cards_of(value_of(data, "cards", list), deck)
     if len(cards) != len(seats):
-        raise BackupError(N_("A round has one card per seat: %(expected)d cards, not "
-                             "%(count)d."), expected=len(seats), count=len(cards))
+        raise BackupError(
+            N_("A round has one card per seat: %(expected)d cards, not %(count)d."),
+            expected=len(seats),
+            count=len(cards),
+        )
     choices = value_of(data, "choices", dict) if "choices" in data else {}
     for player, row in choices.items():
         if player not in seats:
-            raise BackupError(N_("A row choice for “%(name)s”, who has no seat in this match."),
-                              name=player[:40])
+            raise BackupError(
+                N_("A row choice for “%(name)s”, who has no seat in this match."), name=player[:40]
+            )
         if not isinstance(row, int) or isinstance(row, bool) or not 1 <= row <= rules.ROWS:
-            raise BackupError(N_("%(player)s's row choice is %(row)s: rows are 1, 2, 3 or 4."),
-                              player=player, row=json.dumps(row)[:12])
+            raise BackupError(
+                N_("%(player)s's row choice is %(row)s: rows are 1, 2, 3 or 4."),
+                player=player,
+                row=json.dumps(row)[:12],
+            )
     return cards, choices
 
 
 def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
     """A score-only game: per seat, the bulls or the cards of the pile (no card twice)."""
     if len(entries) != len(seats):
-        raise BackupError(N_("A score-only game has one score per seat: %(expected)d, not "
-                             "%(count)d."), expected=len(seats), count=len(entries))
+        raise BackupError(
+            N_("A score-only game has one score per seat: %(expected)d, not %(count)d."),
+            expected=len(seats),
+            count=len(entries),
+        )
     seen: set[int] = set()
     results = {}
     for player, entry in zip(seats, entries, strict=True):
         if isinstance(entry, list):
             if not entry:
-                raise BackupError(N_("%(player)s's pile is empty: write 0 bulls instead."),
-                                  player=player)
+                raise BackupError(
+                    N_("%(player)s's pile is empty: write 0 bulls instead."), player=player
+                )
             for card in cards_of(entry, deck):
                 if card in seen:
                     raise BackupError(N_("%(card)d is entered twice."), card=card)
@@ -288,8 +333,10 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
             score = Score(cards=",".join(map(str, entry)))
         else:
             if not isinstance(entry, int) or isinstance(entry, bool):
-                raise BackupError(N_("%(player)s's score must be a number of bulls or a list "
-                                     "of cards."), player=player)
+                raise BackupError(
+                    N_("%(player)s's score must be a number of bulls or a list of cards."),
+                    player=player,
+                )
             try:
                 score = Score(bulls=rules.parse_bulls(entry, deck))
             except rules.RuleError as error:
@@ -305,7 +352,12 @@ def check_distinct(matches: list[MatchIn]) -> None:
     first: dict[tuple, int] = {}
     for number, match in enumerate(matches, 1):
         if match.identity in first:
-            raise BackupError(N_("Matches %(first)d and %(second)d are the same match (same "
-                                 "start time and players)."),
-                              first=first[match.identity], second=number)
+            raise BackupError(
+                N_(
+                    "Matches %(first)d and %(second)d are the same match (same "
+                    "start time and players)."
+                ),
+                first=first[match.identity],
+                second=number,
+            )
         first[match.identity] = number

@@ -60,8 +60,11 @@ def export_document(now: datetime | None = None) -> dict:
         "version": VERSION,
         "exported_at": stamp(now or utcnow()),
         "players": [
-            {"name": player.name, "archived": player.archived,
-             "created_at": stamp(player.created_at)}
+            {
+                "name": player.name,
+                "archived": player.archived,
+                "created_at": stamp(player.created_at),
+            }
             for player in players
         ],
         "matches": export_matches(names),
@@ -81,13 +84,18 @@ def export_matches(names: dict[int, str]) -> list[dict]:
         select(Match.id, Match.created_at, Match.end_kind, Match.end_value, Match.pro)
     ):
         seat_names = [names[player_id] for player_id in seats[row.id]]
-        matches.append((match_identity(row.created_at, seat_names), {
-            "created_at": stamp(row.created_at),
-            "end": {"kind": row.end_kind, "value": row.end_value},
-            "pro": row.pro,
-            "seats": seat_names,
-            "games": games.get(row.id, []),
-        }))
+        matches.append(
+            (
+                match_identity(row.created_at, seat_names),
+                {
+                    "created_at": stamp(row.created_at),
+                    "end": {"kind": row.end_kind, "value": row.end_value},
+                    "pro": row.pro,
+                    "seats": seat_names,
+                    "games": games.get(row.id, []),
+                },
+            )
+        )
     matches.sort(key=lambda pair: pair[0])
     return [match for _, match in matches]
 
@@ -95,8 +103,16 @@ def export_matches(names: dict[int, str]) -> list[dict]:
 def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int, list[dict]]:
     """Every match's games in order, by match id."""
     game_rows = db.session.execute(
-        select(Game.id, Game.match_id, Game.mode, Game.row1, Game.row2, Game.row3, Game.row4,
-               Game.created_at).order_by(Game.match_id, Game.number)
+        select(
+            Game.id,
+            Game.match_id,
+            Game.mode,
+            Game.row1,
+            Game.row2,
+            Game.row3,
+            Game.row4,
+            Game.created_at,
+        ).order_by(Game.match_id, Game.number)
     ).all()
     seat_of_game = {row.id: seats[row.match_id] for row in game_rows}
     rounds = export_rounds(seat_of_game, names)
@@ -167,15 +183,16 @@ def export_scores(seat_of_game: dict[int, list[int]]) -> dict[int, list]:
 
 def dump(document: dict) -> str:
     """The document as text: one line per player and per match, readable and diffable."""
+
     def line(value) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
-    head = ",\n".join(f"  {line(key)}: {line(document[key])}"
-                      for key in ("format", "version", "exported_at"))
+    head = ",\n".join(
+        f"  {line(key)}: {line(document[key])}" for key in ("format", "version", "exported_at")
+    )
     players = ",\n".join(f"    {line(player)}" for player in document["players"])
     matches = ",\n".join(f"    {line(match)}" for match in document["matches"])
-    return (f"{{\n{head},\n  \"players\": [\n{players}\n  ],\n"
-            f"  \"matches\": [\n{matches}\n  ]\n}}\n")
+    return f'{{\n{head},\n  "players": [\n{players}\n  ],\n  "matches": [\n{matches}\n  ]\n}}\n'
 
 
 # Spreadsheets run a cell that starts with one of these as a formula (CSV injection).

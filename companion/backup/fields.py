@@ -64,8 +64,10 @@ def value_of(data: dict, key: str, kind: type) -> Any:
 def object_with(data: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
     """``data`` as an object with these fields, refused if it has any other."""
     if not isinstance(data, dict):
-        raise BackupError(N_("Each entry must be an object with the fields %(fields)s."),
-                          fields=", ".join(required))
+        raise BackupError(
+            N_("Each entry must be an object with the fields %(fields)s."),
+            fields=", ".join(required),
+        )
     for key in data:
         if key not in required and key not in optional:
             raise BackupError(N_("Unknown field “%(field)s”."), field=str(key)[:40])
@@ -78,17 +80,24 @@ def time_of(data: dict, key: str) -> datetime:
     try:
         return parse_stamp(text)
     except ValueError:
-        raise BackupError(N_("“%(field)s” must be a date and time like 2025-01-31T20:15:00Z."),
-                          field=key) from None
+        raise BackupError(
+            N_("“%(field)s” must be a date and time like 2025-01-31T20:15:00Z."), field=key
+        ) from None
 
 
 def cards_of(values: list, deck: int) -> list[int]:
     """Cards as the file must hold them: whole numbers of the deck (not "41", not 41.0)."""
     for value in values:
         if not isinstance(value, int) or isinstance(value, bool):
-            raise BackupError(N_("“%(value)s” is not a card: cards are whole numbers from 1 "
-                                 "to %(deck)d."), value=json.dumps(value)[:12], deck=deck)
+            raise BackupError(
+                N_("“%(value)s” is not a card: cards are whole numbers from 1 to %(deck)d."),
+                value=json.dumps(value)[:12],
+                deck=deck,
+            )
         if not 1 <= value <= deck:
-            raise BackupError(N_("There is no card %(card)d in this deck: cards go from 1 to "
-                                 "%(deck)d."), card=value, deck=deck)
+            raise BackupError(
+                N_("There is no card %(card)d in this deck: cards go from 1 to %(deck)d."),
+                card=value,
+                deck=deck,
+            )
     return values

@@ -47,8 +47,12 @@ def import_backup(backup: Backup) -> Report:
         db.session.commit()
     except (IntegrityError, OperationalError):
         db.session.rollback()
-        raise BackupError(N_("The database changed or was busy during the import, so "
-                             "nothing was imported. Try again.")) from None
+        raise BackupError(
+            N_(
+                "The database changed or was busy during the import, so "
+                "nothing was imported. Try again."
+            )
+        ) from None
     except BaseException:
         db.session.rollback()
         raise
@@ -63,11 +67,18 @@ def write(backup: Backup) -> Report:
     report.players_kept = len(backup.players) - len(new_players)
     report.players_added = len(new_players)
     if new_players:
-        db.session.execute(insert(Player.__table__), [
-            {"name": player.name, "name_key": name_key(player.name),
-             "archived": player.archived, "created_at": player.created_at}
-            for player in new_players
-        ])
+        db.session.execute(
+            insert(Player.__table__),
+            [
+                {
+                    "name": player.name,
+                    "name_key": name_key(player.name),
+                    "archived": player.archived,
+                    "created_at": player.created_at,
+                }
+                for player in new_players
+            ],
+        )
         player_ids = stored_players()
     known = stored_identities()
     new_matches = [match for match in backup.matches if match.identity not in known]
@@ -89,8 +100,11 @@ def stored_players() -> dict[str, int]:
 def stored_identities() -> set[tuple]:
     """The identity of every match in the database."""
     seats: dict[int, list[str]] = defaultdict(list)
-    query = (select(Seat.match_id, Player.name).join(Player, Player.id == Seat.player_id)
-             .order_by(Seat.match_id, Seat.position))
+    query = (
+        select(Seat.match_id, Player.name)
+        .join(Player, Player.id == Seat.player_id)
+        .order_by(Seat.match_id, Seat.position)
+    )
     for match_id, name in db.session.execute(query):
         seats[match_id].append(name)
     return {
@@ -116,7 +130,10 @@ class Rows:
         self.stats: tuple[list, list, list] = ([], [], [])
         self.in_progress: list[int] = []
         self.next_match, self.next_game, self.next_round = (
-            next_id(Match), next_id(Game), next_id(Round))
+            next_id(Match),
+            next_id(Game),
+            next_id(Round),
+        )
 
     def player(self, name: str) -> int:
         """The database id of a player named in the file."""
@@ -125,38 +142,60 @@ class Rows:
     def add_match(self, match: MatchIn) -> None:
         """A match, its seats and its games."""
         match_id, self.next_match = self.next_match, self.next_match + 1
-        self.rows[Match].append({
-            "id": match_id, "created_at": match.created_at, "end_kind": match.end.kind,
-            "end_value": match.end.value, "pro": match.pro, "version": 0,
-        })
+        self.rows[Match].append(
+            {
+                "id": match_id,
+                "created_at": match.created_at,
+                "end_kind": match.end.kind,
+                "end_value": match.end.value,
+                "pro": match.pro,
+                "version": 0,
+            }
+        )
         seats = [self.player(name) for name in match.seats]
         self.rows[Seat].extend(
             {"match_id": match_id, "player_id": pid, "position": position}
             for position, pid in enumerate(seats, 1)
         )
-        finished = [bulls for number, game in enumerate(match.games, 1)
-                    if (bulls := self.add_game(match_id, number, game, seats)) is not None]
-        self.stats[2].extend(derived.match_rows(match_id, match.created_at, seats, match.end,
-                                                finished))
+        finished = [
+            bulls
+            for number, game in enumerate(match.games, 1)
+            if (bulls := self.add_game(match_id, number, game, seats)) is not None
+        ]
+        self.stats[2].extend(
+            derived.match_rows(match_id, match.created_at, seats, match.end, finished)
+        )
         over = rules.standing(seats, finished, match.end).over
         if len(finished) < len(match.games) or not over:
             self.in_progress.append(match_id)
 
-    def add_game(self, match_id: int, number: int, game: GameIn,
-                 seats: list[int]) -> dict[int, int] | None:
+    def add_game(
+        self, match_id: int, number: int, game: GameIn, seats: list[int]
+    ) -> dict[int, int] | None:
         """A game with its rounds or scores; its bulls by player id once finished."""
         game_id, self.next_game = self.next_game, self.next_game + 1
         starting = game.starting or [None] * 4
-        self.rows[Game].append({
-            "id": game_id, "match_id": match_id, "number": number, "mode": game.mode,
-            "row1": starting[0], "row2": starting[1], "row3": starting[2],
-            "row4": starting[3], "created_at": game.created_at,
-        })
+        self.rows[Game].append(
+            {
+                "id": game_id,
+                "match_id": match_id,
+                "number": number,
+                "mode": game.mode,
+                "row1": starting[0],
+                "row2": starting[1],
+                "row3": starting[2],
+                "row4": starting[3],
+                "created_at": game.created_at,
+            }
+        )
         self.add_rounds(game_id, game, seats)
         self.rows[Score].extend(
-            {"game_id": game_id, "player_id": pid,
-             "bulls": None if isinstance(score, list) else score,
-             "cards": ",".join(map(str, score)) if isinstance(score, list) else None}
+            {
+                "game_id": game_id,
+                "player_id": pid,
+                "bulls": None if isinstance(score, list) else score,
+                "cards": ",".join(map(str, score)) if isinstance(score, list) else None,
+            }
             for pid, score in zip(seats, game.scores, strict=False)  # none in a cards game
         )
         if game.results is None:
@@ -169,16 +208,23 @@ class Rows:
         self.add_game_stats(game_id, match_id, game, seats, bulls)
         return bulls
 
-    def add_game_stats(self, game_id: int, match_id: int, game, seats: list[int],
-                       bulls: dict[int, int]) -> None:
+    def add_game_stats(
+        self, game_id: int, match_id: int, game, seats: list[int], bulls: dict[int, int]
+    ) -> None:
         """A finished game's statistics rows, from its rounds replayed by the engine."""
         table = None
         if game.mode == "cards":
-            table = rules.replay_game(game.starting, [
-                (list(zip(seats, cards, strict=True)),
-                 {self.player(name): row for name, row in choices.items()})
-                for cards, choices in game.rounds
-            ], seats)
+            table = rules.replay_game(
+                game.starting,
+                [
+                    (
+                        list(zip(seats, cards, strict=True)),
+                        {self.player(name): row for name, row in choices.items()},
+                    )
+                    for cards, choices in game.rounds
+                ],
+                seats,
+            )
         games, rivals = derived.game_rows(game_id, match_id, bulls, table)
         self.stats[0].extend(games)
         self.stats[1].extend(rivals)
@@ -187,8 +233,14 @@ class Rows:
         """A cards game's rounds, plays and row choices (choices in the file's order)."""
         for number, (cards, choices) in enumerate(game.rounds, 1):
             round_id, self.next_round = self.next_round, self.next_round + 1
-            self.rows[Round].append({"id": round_id, "game_id": game_id, "number": number,
-                                     "created_at": game.created_at})
+            self.rows[Round].append(
+                {
+                    "id": round_id,
+                    "game_id": game_id,
+                    "number": number,
+                    "created_at": game.created_at,
+                }
+            )
             self.rows[Play].extend(
                 {"round_id": round_id, "game_id": game_id, "player_id": pid, "card": card}
                 for pid, card in zip(seats, cards, strict=True)
