@@ -75,16 +75,23 @@ def at_once(phones, path, data_for) -> list[int]:
 def table(server):
     """A started game of Anna, Ben and Cleo, and 20 phones holding the player link."""
     app, base = server
+    client, ids, match_id, phones = joined(app, base, PHONES)
+    return app, client, ids, match_id, phones
+
+
+def joined(app, base: str, count: int, make_phone=Phone):
+    """Anna, Ben and Cleo's started game, and ``count`` phones that joined it by the player
+    link (the server at ``base`` serves ``app``'s database)."""
     client = app.test_client()
     ids = add_players(client, "Anna", "Ben", "Cleo")
     match_id = start_match(client, ids)
     assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
     with app.app_context():
         token = db.session.get(Match, match_id).player_token
-    phones = [Phone(base) for _ in range(PHONES)]
+    phones = [make_phone(base) for _ in range(count)]
     for phone in phones:
         assert phone.request(f"/matches/{match_id}/join/{token}") == 303
-    return app, client, ids, match_id, phones
+    return client, ids, match_id, phones
 
 
 def count(app, model):

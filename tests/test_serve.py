@@ -15,12 +15,11 @@ from pathlib import Path
 
 import conftest
 import pytest
-from driver import add_players, start_game, start_match
-from test_concurrency import PHONES, Phone, at_once
+from test_concurrency import PHONES, Phone, at_once, joined
 
 from companion import create_app
 from companion.db import db
-from companion.models import Match, PendingCard, Play, Round
+from companion.models import PendingCard, Play, Round
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -96,16 +95,9 @@ def answers(port: int) -> bool:
 
 
 def joined_phones(app, base: str, count: int):
-    """Anna, Ben and Cleo's started game, and phones that joined it by the player link."""
-    client = app.test_client()
-    ids = add_players(client, "Anna", "Ben", "Cleo")
-    match_id = start_match(client, ids)
-    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
-    with app.app_context():
-        token = db.session.get(Match, match_id).player_token
-    phones = [FormPhone(base) for _ in range(count)]
+    """The started game's phones, each with the CSRF token the real server asks for."""
+    _, ids, match_id, phones = joined(app, base, count, FormPhone)
     for phone in phones:
-        assert phone.request(f"/matches/{match_id}/join/{token}") == 303
         phone.csrf = CSRF.search(phone.page(f"/matches/{match_id}")).group(1)
     return ids, match_id, phones
 
