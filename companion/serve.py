@@ -20,7 +20,10 @@ from companion.db import checkpoint_in_background, db
 # the kernel choose the interface (and so the address) that routes towards the LAN.
 ROUTE_PROBE = ("10.255.255.255", 1)
 ALL_INTERFACES = {"0.0.0.0", "::", ""}
-THREADS = 8  # waitress threads per worker
+# Waitress threads per worker. Threads of one process take turns on one core; past
+# four, they mostly wait for each other (bench/load.py, 100 tables: p95 38-47 ms with 4,
+# 41-113 ms with 8). Writes no longer wait long for the write lock, so few suffice.
+THREADS = 4
 BACKLOG = 1024  # connections waiting to be accepted
 MAX_WORKERS = 4
 
