@@ -8,7 +8,7 @@ mu 25, sigma 25/3, so at 0.
 
 Why in memory: ratings are a pure function of the ordered list of rated matches, which
 the derived tables give in one query. Rating 5,000 matches takes about a third of a
-second, so the run is cached per filter (in ``app.extensions``). A request whose list
+second, so the run is cached per filter (``companion.memo``). A request whose list
 begins with the cached list (matches finished since) rates only the new matches; any
 other change (an undo, a deleted match, an import of older ones) rates from scratch.
 A restart simply rates again on the first request.
@@ -16,17 +16,15 @@ A restart simply rates again on the first request.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
-from flask import current_app
 from openskill.models import PlackettLuce, PlackettLuceRating
 
+from companion.memo import Memo
+
 MODEL = PlackettLuce()
-CACHE_KEY = "companion.ratings"
-CACHE_SIZE = 16  # filters kept; a household uses a handful
-_lock = threading.Lock()
+RUNS = Memo("ratings", 16)  # runs kept, one per filter; a household uses a handful
 
 
 class Ranked(NamedTuple):
@@ -84,15 +82,10 @@ class RatingRun:
 
 def rated(key: Hashable, inputs: Sequence[Ranked]) -> RatingRun:
     """The ratings after ``inputs``, reusing the cached run for ``key`` where it can."""
-    cache: dict[Hashable, RatingRun] = current_app.extensions.setdefault(CACHE_KEY, {})
-    with _lock:
-        run = cache.pop(key, None) or RatingRun()
-        done = len(run.inputs)
-        if done > len(inputs) or run.inputs != list(inputs[:done]):
-            run, done = RatingRun(), 0
-        if done < len(inputs):
-            run = run.extended(inputs[done:])
-        cache[key] = run  # last used last: the oldest key goes first
-        while len(cache) > CACHE_SIZE:
-            del cache[next(iter(cache))]
-    return run
+    run = RUNS.get(key) or RatingRun()
+    done = len(run.inputs)
+    if done > len(inputs) or run.inputs != list(inputs[:done]):
+        run, done = RatingRun(), 0
+    if done < len(inputs):
+        run = run.extended(inputs[done:])  # a new run: a cached one is never changed
+    return RUNS.put(key, run)

@@ -13,26 +13,23 @@ computes them again (in SQL, ratings mostly from ``companion.ratings``' cache).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple
 
-from flask import current_app
 from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import aliased
 
 from companion.db import db
 from companion.derived import PlayerGameStat, PlayerMatchStat
+from companion.memo import Memo
 from companion.models import utcnow
 from companion.ratings import MODEL, Ranked, Rating, RatingRun, rated
 
 PERIODS = ("all", "year", "month")
-BOARDS_KEY = "companion.boards"
-BOARDS_KEPT = 32  # filter combinations cached (periods x player counts)
-_lock = threading.Lock()
+BOARDS = Memo("boards", 32)  # filter combinations kept (periods x player counts)
 
 
 class Filters(NamedTuple):
@@ -106,17 +103,11 @@ def board(filters: Filters = ALL_TIME, now: datetime | None = None) -> Board:
     since = filters.since(now or utcnow())
     key = (since, filters.players)
     stamp = fingerprint()
-    cache = current_app.extensions.setdefault(BOARDS_KEY, {})
-    with _lock:
-        hit = cache.get(key)
+    hit = BOARDS.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
     result = compute_board(since, filters.players)
-    with _lock:
-        cache.pop(key, None)
-        cache[key] = (stamp, result)  # newest last: the oldest goes first
-        while len(cache) > BOARDS_KEPT:
-            del cache[next(iter(cache))]
+    BOARDS.put(key, (stamp, result))
     return result
 
 
