@@ -12,12 +12,12 @@ COMPILED := $(CATALOGS:.po=.mo)
 
 # Keep in step with HTMX_VERSION in companion/htmx.py (the browser tests catch a mismatch).
 HTMX_VERSION := 2.0.8
-VENDOR := tests/.vendor
+VENDOR := vendor
 HTMX_FILE := $(VENDOR)/node_modules/htmx.org/dist/htmx.min.js
 
-.PHONY: run test lint format messages clean
+.PHONY: run test lint format messages clean htmx-copy
 
-run: $(STAMPS)/install $(COMPILED)
+run: $(STAMPS)/install $(COMPILED) htmx-copy
 	$(BIN)/python -m companion.serve
 
 test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE)
@@ -53,9 +53,14 @@ $(STAMPS)/install-test: pyproject.toml | $(BIN)/python
 $(COMPILED): %.mo: %.po | $(STAMPS)/install
 	$(BIN)/pybabel compile -d $(TRANSLATIONS)
 
-# The tests serve this copy in place of the CDN, which also proves the SRI hash.
+# The pinned htmx from npm: the app serves it when phones cannot reach the CDN, and the
+# tests serve it in place of the CDN, which also proves the SRI hash. Never committed.
 $(HTMX_FILE):
-	npm install --prefix $(VENDOR) --no-audit --no-fund htmx.org@$(HTMX_VERSION)
+	npm install --prefix $(VENDOR) --no-audit --no-fund --no-save htmx.org@$(HTMX_VERSION)
+
+# `make run` goes on without it (no npm, no registry): phones then need the CDN.
+htmx-copy:
+	@$(MAKE) --no-print-directory $(HTMX_FILE) || echo "htmx copy not installed: phones will need its CDN"
 
 clean:
 	rm -rf $(STAMPS) $(VENDOR) tests/.artifacts messages.pot $(COMPILED)

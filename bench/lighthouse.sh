@@ -6,7 +6,7 @@
 #   RUNS=5 bench/lighthouse.sh      runs per page (default 3); the median run counts
 #
 # htmx normally comes from unpkg, which is out of reach offline. The script serves the
-# same pinned file (tests/.vendor, checked by its SRI hash in the page) from a second
+# same pinned file (vendor/, checked by its SRI hash in the page) from a second
 # local port, as the CDN would: cross-origin, CORS, gzip, cached; COMPANION_HTMX_URL
 # points the page and its CSP at it. HTMX=cdn keeps the CDN URL to see the offline cost.
 # Reports (JSON + HTML) land in bench/.lighthouse/reports/.
@@ -16,7 +16,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 PYTHON=.venv/bin/python
 LIGHTHOUSE=bench/.lighthouse/node_modules/.bin/lighthouse
-HTMX_FILE=tests/.vendor/node_modules/htmx.org/dist/htmx.min.js
+HTMX_FILE=vendor/node_modules/htmx.org/dist/htmx.min.js
 REPORTS=bench/.lighthouse/reports
 export CHROME_PATH=${CHROME_PATH:-/usr/bin/chromium}
 CHROME_FLAGS="--headless=new --no-sandbox --disable-gpu --disable-background-networking \
@@ -27,7 +27,7 @@ if [[ ! -x $LIGHTHOUSE ]]; then
 fi
 if [[ ${HTMX:-local} != cdn && ! -f $HTMX_FILE ]]; then
   version=$("$PYTHON" -c 'from companion.htmx import HTMX_VERSION; print(HTMX_VERSION)')
-  npm install --prefix tests/.vendor --no-audit --no-fund "htmx.org@$version"
+  npm install --prefix vendor --no-audit --no-fund "htmx.org@$version"
 fi
 
 free_port() {

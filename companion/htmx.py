@@ -1,5 +1,7 @@
 """htmx: where it is loaded from, how it is configured, and fragment rendering."""
 
+from pathlib import Path
+
 from flask import current_app, render_template, request
 
 # The one place the htmx version lives: base.html, the CSP and the browser tests read it.
@@ -7,12 +9,17 @@ HTMX_VERSION = "2.0.8"
 HTMX_URL = f"https://unpkg.com/htmx.org@{HTMX_VERSION}/dist/htmx.min.js"
 # sha384 of the npm package's dist/htmx.min.js, so a tampered CDN copy is refused.
 HTMX_INTEGRITY = "sha384-/TgkGk7p307TH7EXJDuUlgG3Ce1UVolAOFopFekQkkXihi5u/6OCvVKyz1W+idaz"
+# The same file from the npm registry, which `make run` (and `make test`) install into
+# this ignored folder: served when the CDN cannot be reached. Never committed.
+HTMX_COPY = Path(__file__).resolve().parent.parent / "vendor" / "node_modules" / "htmx.org" / "dist"
 
 # Rendered into <meta name="htmx-config">. Indicator styles would be an inline <style>
 # (blocked by our CSP), and eval is never needed; 422 carries a form with its errors.
 HTMX_CONFIG = {
     "includeIndicatorStyles": False,
     "allowEval": False,
+    # Settling the style attribute would set inline styles, which our CSP refuses.
+    "attributesToSettle": ["class", "width", "height"],
     "responseHandling": [
         {"code": "204", "swap": False},
         {"code": "[23]..", "swap": True},

@@ -10,10 +10,10 @@ from waitress import create_server, wasyncore
 
 from companion import create_app
 from companion.db import db
-from companion.htmx import HTMX_URL
+from companion.htmx import HTMX_COPY, HTMX_URL
 
 TESTS = Path(__file__).resolve().parent
-HTMX_FILE = TESTS / ".vendor" / "node_modules" / "htmx.org" / "dist" / "htmx.min.js"
+HTMX_FILE = HTMX_COPY / "htmx.min.js"
 ARTIFACTS = TESTS / ".artifacts"
 CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

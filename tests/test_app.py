@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 
 from companion import create_app
 from companion.db import db
-from companion.htmx import HTMX_INTEGRITY, HTMX_URL, render
+from companion.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION, render
 from companion.serve import parse_args, phone_url, print_qr
 
 CSP = (
@@ -189,14 +189,17 @@ def test_page_has_no_inline_script_or_style(client):
 def test_htmx_pinned_with_sri_and_configured(client):
     """htmx comes from the pinned URL with SRI, and 422 answers are swapped."""
     tags = Tags(client.get("/").text)
-    [own, script] = tags.find("script")
-    assert own == {"src": "/static/js/table.js", "defer": None}
+    [script, fallback, own] = tags.find("script")
     assert script == {
         "src": HTMX_URL,
         "integrity": HTMX_INTEGRITY,
         "crossorigin": "anonymous",
         "defer": None,
+        "data-htmx-fallback": f"/vendor/htmx.min.js?v={HTMX_VERSION}",
     }
+    # In this order: the fallback checks whether the CDN's htmx arrived.
+    assert fallback == {"src": "/static/js/htmx-fallback.js", "defer": None}
+    assert own == {"src": "/static/js/table.js", "defer": None}
     [config] = [meta for meta in tags.find("meta") if meta.get("name") == "htmx-config"]
     settings = json.loads(config["content"])
     assert settings["includeIndicatorStyles"] is False
