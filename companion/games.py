@@ -14,7 +14,7 @@ from sqlalchemy import select
 from companion import rules
 from companion.db import db, read_first
 from companion.htmx import render
-from companion.links import require_player
+from companion.links import me, require_player
 from companion.matches import board, get_match
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.state import MatchState, current_state, match_state
@@ -109,7 +109,7 @@ def write(match_id: int, add):
         db.session.rollback()  # the check is done: leave the read, then write briefly
         stored = store(match_id, version, player_ids, entry)
         if stored is None:
-            return redirect(url_for("matches.show", match_id=match_id) + "#live-table", 303)
+            return redirect(url_for("matches.show", match_id=match_id), 303)
         if stored == RACED:
             break
     return show_with_errors(match_id, {"form": race_message()})
@@ -212,6 +212,8 @@ def add_round(state: MatchState, form) -> Entry:
             raise Rejected(
                 {"form": gettext("%(player)s's card is already in.", player=state.name(player_id))}
             )
+    if me(state.match.id) is None:
+        check_complete(state, typed, entered)
     entries = [(player_id, card) for player_id, card in typed if card]
     if not entries:
         raise Rejected({"form": gettext("Enter at least one card.")})
@@ -236,6 +238,21 @@ def add_round(state: MatchState, form) -> Entry:
         clear_hidden=game.game.id,
         results=number == rules.HAND_SIZE,
     )
+
+
+def check_complete(state: MatchState, typed, entered) -> None:
+    """One phone entering for everybody sends every open seat's card, or nothing.
+
+    Keeping some cards hidden until the rest arrive is for phones that said whose card
+    they enter; from the one phone at the table, a blank field is a card forgotten.
+    """
+    missing = {
+        f"card-{player_id}": gettext("%(player)s's card is missing.", player=state.name(player_id))
+        for player_id, card in typed
+        if not card and player_id not in entered
+    }
+    if missing:
+        raise Rejected(missing)
 
 
 def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:

@@ -8,10 +8,9 @@ from math import ceil
 from typing import NamedTuple
 
 from flask import Blueprint, abort, redirect, request, session, url_for
-from flask_babel import gettext, ngettext
 from sqlalchemy import func, select
 
-from companion import rules
+from companion import present, rules
 from companion.db import db
 from companion.htmx import render
 from companion.links import PLAYER, access
@@ -22,12 +21,6 @@ bp = Blueprint("history", __name__)
 
 PER_PAGE = 20
 DELETED_KEY = "history_deleted"
-# The house rules in a few words, for a list of many matches (the scoreboard has sentences).
-END_WORDS = {
-    rules.MORE_THAN: rules.NP_("ends above %(value)d bull", "ends above %(value)d bulls"),
-    rules.AT_LEAST: rules.NP_("ends at %(value)d bull", "ends at %(value)d bulls"),
-    rules.GAMES: rules.NP_("ends after %(value)d game", "ends after %(value)d games"),
-}
 
 
 class Entry(NamedTuple):
@@ -68,9 +61,7 @@ def entry(match: Match, games: list[dict[int, int]]) -> Entry:
     names = {seat.player_id: seat.player.name for seat in match.seats}
     end = rules.EndCondition(match.end_kind, match.end_value)
     standing = rules.standing(list(names), games, end)
-    house_rules = ngettext(*END_WORDS[end.kind], end.value, value=end.value)
-    if match.pro:
-        house_rules += " · " + gettext("pro variant")
+    house_rules = present.house_rules(end, match.pro)
     return Entry(
         match,
         list(names.values()),

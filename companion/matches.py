@@ -14,7 +14,7 @@ from companion.htmx import render
 from companion.links import access, grant, me
 from companion.models import Match, Player, Seat
 from companion.players import add_player, check_new_name
-from companion.state import MatchState, current_state
+from companion.state import GameState, MatchState, current_state
 
 bp = Blueprint("matches", __name__, url_prefix="/matches")
 
@@ -37,24 +37,58 @@ def get_match(match_id: int) -> Match:
     return db.get_or_404(Match, match_id)
 
 
-@bp.get("/new")
+DEFAULT_RULES = {
+    "end_kind": rules.MORE_THAN,
+    "end_value": str(rules.DEFAULT_LIMIT),
+    "deck": "standard",
+}
+
+
+@bp.route("/new", methods=["GET", "POST"])
 def new():
-    """Show the form that starts a match."""
-    form = {"end_kind": rules.MORE_THAN, "end_value": str(rules.DEFAULT_LIMIT), "deck": "standard"}
-    return render(
-        "matches/new.html",
-        "content",
-        players=active_players(),
-        form=form,
-        errors={},
-        seat_count=rules.MAX_PLAYERS,
-    )
+    """The form that starts a match. Tapping a player's name seats them next (a POST
+    here, which stores nothing: the form comes back with the seats so far)."""
+    form = request.form if request.method == "POST" else DEFAULT_RULES
+    seats, errors = seated(form), {}
+    tapped = request.form.get("tap", "")
+    if tapped:
+        seats, errors = tap(seats, tapped)
+    return new_match_form(errors, form, seats), 422 if errors else 200
+
+
+def seated(form) -> list[Player]:
+    """The players seated so far, in order: seat_1, seat_2, … (unknown ids left out)."""
+    active = {player.id: player for player in active_players()}
+    ids = [form.get(f"seat_{position}", "") for position in range(1, rules.MAX_PLAYERS + 1)]
+    players = [active.get(int(value)) for value in ids if is_small_number(value)]
+    return list(dict.fromkeys(player for player in players if player is not None))
+
+
+def is_small_number(value: str) -> bool:
+    """True for a plain number short enough to be an id (int() of 5,000 digits raises)."""
+    return value.isascii() and value.isdigit() and len(value) <= 18
+
+
+def tap(seats: list[Player], tapped: str) -> tuple[list[Player], dict[str, str]]:
+    """Seat the tapped player next, or give a seated player's seat back."""
+    chosen = next((player for player in active_players() if str(player.id) == tapped), None)
+    if chosen is None:
+        return seats, {"seats": gettext("Choose a player from the list.")}
+    if chosen in seats:
+        return [player for player in seats if player != chosen], {}
+    if len(seats) >= rules.MAX_PLAYERS:
+        return seats, {"seats": gettext("Seat 2 to 10 players.")}
+    return [*seats, chosen], {}
 
 
 @bp.post("/")
 def create():
     """Start a match: seat the players in order and fix the house rules."""
     seats, new_name, errors = read_seats(request.form)
+    # The seats are tapped, not typed: a wrong one is shown by the seating as a whole.
+    seat_errors = [errors.pop(key) for key in sorted(errors) if key.startswith("seat_")]
+    if seat_errors:
+        errors["seats"] = seat_errors[0]
     end, end_errors = read_end(request.form)
     errors.update(end_errors)
     pro = request.form.get("deck") == "pro"
@@ -80,15 +114,18 @@ def create():
     return redirect(url_for("matches.show", match_id=match.id), code=303)
 
 
-def new_match_form(errors: dict[str, str]):
-    """Render the new-match form again with the player's entries and the errors."""
+def new_match_form(errors: dict[str, str], form=None, seats: list[Player] | None = None):
+    """Render the new-match form with the player's entries, the seats so far and errors."""
+    form = request.form if form is None else form
+    end, end_errors = read_end(form)
     return render(
         "matches/new.html",
         "content",
         players=active_players(),
-        form=request.form,
+        seats=seated(form) if seats is None else seats,
+        form=form,
         errors=errors,
-        seat_count=rules.MAX_PLAYERS,
+        house_rules="" if end_errors else present.house_rules(end, form.get("deck") == "pro"),
     )
 
 
@@ -126,6 +163,18 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     return rules.EndCondition(kind, int(value)), {}
 
 
+@bp.post("/<int:match_id>/rematch")
+def rematch(match_id: int):
+    """Start a new match with the same seats and house rules, in one tap."""
+    old = get_match(match_id)
+    match = Match(end_kind=old.end_kind, end_value=old.end_value, pro=old.pro)
+    match.seats = [Seat(player_id=seat.player_id, position=seat.position) for seat in old.seats]
+    db.session.add(match)
+    db.session.commit()
+    grant(match, match.player_token)  # like a new match: this phone holds its player link
+    return redirect(url_for("matches.show", match_id=match.id), code=303)
+
+
 @bp.get("/<int:match_id>")
 def show(match_id: int):
     """The match at the table: the rows, the next thing to enter, the score."""
@@ -134,12 +183,13 @@ def show(match_id: int):
 
 
 def board(state: MatchState, view: str = "match") -> dict:
-    """What the match page shows: the current game's table, last steps, choice, score."""
+    """What the match page shows: the game on the table, the round just placed, the
+    row choice it waits for, what to enter next and the score."""
     standing = state.standing
     current = state.current
     finished = state.finished_games
-    last_round = current.last_round if current else None
-    steps = present.step_views(last_round.steps, state.name) if last_round else []
+    # The game on the table: the one being played, else the one that just ended.
+    game = current or (state.games[-1] if state.games else None)
     level, mine = access(state.match), me(state.match.id)
     return {
         "view": view,
@@ -153,17 +203,25 @@ def board(state: MatchState, view: str = "match") -> dict:
         "end_text": state.end.describe(gettext),
         "winner_names": ", ".join(state.name(player) for player in standing.winners),
         "current": current,
+        "game": game,
         # The round on screen: the one waiting for a row choice, else the next to enter.
         "round_number": current.rounds_played + (current.pending is None) if current else 0,
-        "steps": steps,
-        "steps_round": current.rounds_played if current else 0,
-        "changed_rows": {step.row for step in steps},
+        "shown": shown_round(game, state.name),
         "choice": present.choice_view(current.pending, state.name)
         if current and current.pending
         else None,
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
     }
+
+
+def shown_round(game: GameState | None, name) -> present.RoundView | None:
+    """The round the page shows as just placed: the game's last, unless it waits for a
+    row choice (its too-low card is always the round's first, so nothing is placed yet)."""
+    if game is None or game.pending is not None or game.last_round is None:
+        return None
+    steps = present.step_views(game.last_round.steps, name)
+    return present.round_view(game.rounds_played, steps)
 
 
 def form_key(state: MatchState, level: str | None, mine: int | None) -> str:

@@ -51,13 +51,31 @@ class ChoiceView(NamedTuple):
 
 
 class RowView(NamedTuple):
-    """One row on the table: its cards, their bulls, and whether this round changed it."""
+    """One row on the table: its cards, their bulls, and what this round did to it."""
 
     number: int
     cards: tuple[int, ...]
     bulls: int
     changed: bool
     full: bool  # the next card here would be the sixth
+    taken_by: tuple[str, ...] = ()  # who took this row this round (rarely two players)
+    order: tuple[int, ...] = ()  # per card: its place in the round (1 = placed first), 0 = old
+
+
+class RoundView(NamedTuple):
+    """A placed round at a glance: who took which row, where every other card went."""
+
+    number: int
+    steps: list[StepView]
+    takes: list[StepView]  # the steps that took a row, in the order they happened
+    placed: list[StepView]  # every other card, lowest first
+    order: dict[int, int]  # card -> its place in the round, 1 = the lowest card
+    taken: dict[int, tuple[str, ...]]  # row -> the players who took it
+
+    @property
+    def changed(self) -> tuple[int, ...]:
+        """The rows a card of this round went to."""
+        return tuple(sorted({step.row for step in self.steps}))
 
 
 def step_views(steps: Iterable[rules.Step], name: Name = str) -> list[StepView]:
@@ -93,9 +111,33 @@ def choice_view(pending: rules.ChoiceNeeded, name: Name = str) -> ChoiceView:
     )
 
 
-def row_views(rows: Sequence[Sequence[int]], changed: Iterable[int] = ()) -> list[RowView]:
-    """Return the four rows numbered 1-4, with bull totals and the changed ones marked."""
-    changed = set(changed)
+def round_view(number: int, steps: Sequence[StepView]) -> RoundView:
+    """Arrange a placed round for its summary: the takes first, then the other cards."""
+    taken: dict[int, tuple[str, ...]] = {}
+    for step in steps:
+        if step.taken:
+            taken[step.row] = (*taken.get(step.row, ()), step.player)
+    return RoundView(
+        number=number,
+        steps=list(steps),
+        takes=[step for step in steps if step.taken],
+        placed=[step for step in steps if not step.taken],
+        order={step.card: place for place, step in enumerate(steps, 1)},
+        taken=taken,
+    )
+
+
+def row_views(
+    rows: Sequence[Sequence[int]], changed: Iterable[int] = (), shown: RoundView | None = None
+) -> list[RowView]:
+    """Return the four rows numbered 1-4, with bull totals and the changed ones marked.
+
+    With ``shown`` (the round just placed), each row also says who took it and each
+    card when it was placed, so a page can deal the round's cards out one by one.
+    """
+    changed = set(changed) | set(shown.changed if shown else ())
+    taken = shown.taken if shown else {}
+    order = shown.order if shown else {}
     return [
         RowView(
             number,
@@ -103,6 +145,8 @@ def row_views(rows: Sequence[Sequence[int]], changed: Iterable[int] = ()) -> lis
             rules.pile_bulls(row),
             number in changed,
             len(row) >= rules.ROW_LIMIT,
+            taken.get(number, ()),
+            tuple(order.get(card, 0) for card in row),
         )
         for number, row in enumerate(rows, 1)
     ]
@@ -111,6 +155,22 @@ def row_views(rows: Sequence[Sequence[int]], changed: Iterable[int] = ()) -> lis
 def changed_rows(steps: Iterable[rules.Step]) -> tuple[int, ...]:
     """Return the numbers of the rows that the steps placed a card in, in order."""
     return tuple(sorted({step.row for step in steps}))
+
+
+# The house rules in a few words, for lists and summaries (the scoreboard has sentences).
+END_WORDS = {
+    rules.MORE_THAN: rules.NP_("ends above %(value)d bull", "ends above %(value)d bulls"),
+    rules.AT_LEAST: rules.NP_("ends at %(value)d bull", "ends at %(value)d bulls"),
+    rules.GAMES: rules.NP_("ends after %(value)d game", "ends after %(value)d games"),
+}
+
+
+def house_rules(end: rules.EndCondition, pro: bool) -> str:
+    """ "ends above 66 bulls · pro variant": a match's house rules in a few words."""
+    words = ngettext(*END_WORDS[end.kind], end.value, value=end.value)
+    if not pro:
+        return words
+    return words + " · " + gettext("pro variant")
 
 
 def bull_words(count: int) -> str:

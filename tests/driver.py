@@ -43,6 +43,13 @@ def pending_of(client, match_id):
     return current.pending if current else None
 
 
+def i_am(client, match_id, player_id) -> None:
+    """This phone says whose card it enters ("I am Anna"); it may then send cards one by
+    one (hidden until all are in) instead of the whole round at once."""
+    response = client.post(f"/matches/{match_id}/me", data={"player": str(player_id)})
+    assert response.status_code == 303
+
+
 def start_game(client, match_id, cards, game=None):
     """Post the four starting cards."""
     state = state_of(client, match_id)

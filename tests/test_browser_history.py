@@ -96,6 +96,7 @@ def import_backup(page, live_server, artifacts) -> None:
 def test_history_and_a_replay_round_by_round(page, console_errors, live_server, artifacts):
     """Import, open the history, replay the ten-player game through all ten rounds."""
     import_backup(page, live_server, artifacts)
+    page.locator(".site-menu summary").click()  # the site's pages are behind the menu
     page.get_by_role("link", name="History").click()
     page.get_by_role("heading", name="History", exact=True).wait_for()
     fits_the_phone(page)

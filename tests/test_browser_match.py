@@ -4,6 +4,7 @@ import itertools
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -30,7 +31,9 @@ def start_match(page, live_server, names: list[str]) -> None:
     """Seat the players in order and start a match with the default rules."""
     page.goto(f"{live_server}/matches/new")
     for seat, name in enumerate(names, 1):
-        page.get_by_label(f"Seat {seat}", exact=True).select_option(label=name)
+        page.get_by_role("button", name=name, exact=True).click()
+        seated = page.get_by_role("button", name=name, pressed=True)
+        expect(seated.locator(".seat-number")).to_have_text(str(seat))
     page.get_by_role("button", name="Start the match").click()
     page.get_by_role("heading", name=re.compile(r"^Match \d+")).wait_for()
 
@@ -40,6 +43,16 @@ def enter_cards(page, cards: dict[str, int], button: str) -> None:
     for label, card in cards.items():
         page.get_by_label(label, exact=True).fill(str(card))
     page.get_by_role("button", name=button).click()
+
+
+def explained_steps(page):
+    """The round's steps, explained card by card: one tap on "Why?" opens them."""
+    explain = page.locator("details.explain")
+    if explain.get_attribute("open") is None:
+        explain.locator("summary").click()
+    steps = page.locator(".step")
+    steps.first.wait_for()
+    return steps
 
 
 def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
@@ -55,7 +68,7 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     page.get_by_role("heading", name="Game 1 · round 1 of 10").wait_for()
     enter_cards(page, {anna: 41, ben: 42, cleo: 43}, "Place the cards")
     page.get_by_role("heading", name="Game 1 · round 2 of 10").wait_for()
-    assert "43 goes to row 4" in page.locator(".step").nth(2).inner_text()
+    assert "43 goes to row 4" in explained_steps(page).nth(2).inner_text()
 
     enter_cards(page, {anna: 39, ben: 44, cleo: 3}, "Place the cards")
     choice = page.locator(".row-choice")
@@ -64,8 +77,8 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     fits_the_phone(page)
     page.screenshot(path=artifacts / f"match-choice-{tag}.png", full_page=True)
     page.get_by_role("button", name=re.compile(r"^Take row 2\b")).click()
-    page.locator(".step").first.wait_for()
-    assert f"{cleo} chose row 2" in page.locator(".step").first.inner_text()
+    page.locator(".round-summary").wait_for()
+    assert f"{cleo} chose row 2" in explained_steps(page).first.inner_text()
 
     # Undo the choice: the round waits for Cleo again; then she takes row 1.
     page.get_by_role("link", name="Undo…").click()
@@ -73,7 +86,7 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     page.locator(".row-choice").wait_for()
     page.get_by_role("button", name=re.compile(r"^Take row 1\b")).click()
     page.get_by_role("heading", name="Game 1 · round 3 of 10").wait_for()
-    steps = page.locator(".step")
+    steps = explained_steps(page)
     assert f"{cleo} chose row 1" in steps.first.inner_text()
     assert "44 goes to row 4" in steps.nth(2).inner_text()
 

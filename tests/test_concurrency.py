@@ -94,6 +94,13 @@ def joined(app, base: str, count: int, make_phone=Phone):
     return client, ids, match_id, phones
 
 
+def say_who(phones, match_id: int, ids, extra=lambda index: {}) -> None:
+    """Phone i says it is player ids[i] ("I am Anna"): it then enters only its own card."""
+    for index, player_id in enumerate(ids):
+        form = {"player": str(player_id), **extra(index)}
+        assert phones[index].request(f"/matches/{match_id}/me", form) == 303
+
+
 def count(app, model):
     """Rows of a model."""
     with app.app_context():
@@ -117,6 +124,7 @@ def test_twenty_phones_enter_the_same_round_once(table):
 
 def test_two_players_typing_the_same_card_at_once(table):
     app, _, (anna, ben, _cleo), match_id, phones = table
+    say_who(phones, match_id, [anna, ben])
     forms = [
         {f"card-{anna}": "50", "game": "1", "round": "1"},
         {f"card-{ben}": "50", "game": "1", "round": "1"},
@@ -137,6 +145,7 @@ def test_twenty_phones_answer_the_same_row_choice_once(table):
 
 def test_every_player_enters_their_own_card_at_once(table):
     app, _, ids, match_id, phones = table
+    say_who(phones, match_id, ids)
     forms = [{f"card-{pid}": str(60 + i), "game": "1", "round": "1"} for i, pid in enumerate(ids)]
     codes = at_once(phones[:3], f"/matches/{match_id}/rounds", lambda i: forms[i])
     assert codes == [303, 303, 303]

@@ -8,6 +8,7 @@ from driver import (
     add_players,
     choose,
     enter_round,
+    i_am,
     pending_of,
     play_game,
     score_game,
@@ -204,13 +205,30 @@ def test_a_starting_or_earlier_card_cannot_be_played(client, trio):
 
 
 def test_an_empty_round_form_is_refused(client, trio, app):
-    _, match_id = trio
+    (anna, *_), match_id = trio
     start_game(client, match_id, [12, 24, 37, 40])
     before = table_snapshot(app)
+    i_am(client, match_id, anna)
     response = enter_round(client, match_id, {})
     assert response.status_code == 422
     assert "Enter at least one card" in response.get_data(as_text=True)
     assert table_snapshot(app) == before
+
+
+def test_one_phone_entering_for_everybody_must_fill_every_field(client, trio, app):
+    """A blank field is a forgotten card: the message sits next to it, nothing is stored."""
+    (anna, ben, cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    before = table_snapshot(app)
+    response = enter_round(client, match_id, {anna: 41, cleo: 43})
+    page = response.get_data(as_text=True)
+    assert response.status_code == 422
+    field = page.split(f'id="field-card-{ben}"')[1].split("</div>")[0]
+    assert 'aria-invalid="true"' in field and "Ben&#39;s card is missing." in field
+    assert 'value="41"' in page.split(f'id="field-card-{anna}"')[1][:200]  # kept
+    assert table_snapshot(app) == before
+    # The form comes back with the focus on the missing card.
+    assert f'id="field-card-{ben}"' in page.split("autofocus")[0][-400:]
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import conftest
 import pytest
-from test_concurrency import PHONES, Phone, at_once, joined
+from test_concurrency import PHONES, Phone, at_once, joined, say_who
 
 from companion import create_app
 from companion.db import db
@@ -123,6 +123,7 @@ def test_two_workers_serve_one_socket_and_store_each_entry_once(workers):
     assert codes.count(303) == 1 and codes.count(422) == PHONES - 1
     assert count(app, Round) == 1 and count(app, Play) == 3
     # Then each player sends their own card at the same moment: all three get in.
+    say_who(phones, match_id, [anna, ben, cleo], lambda i: {"csrf_token": phones[i].csrf})
     own = [
         {f"card-{pid}": str(card), "game": "1", "round": "2"}
         for pid, card in [(anna, 60), (ben, 61), (cleo, 62)]

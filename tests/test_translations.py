@@ -230,7 +230,7 @@ PAGES = {
     "/matches/new": [
         "Neue Partieserie",
         "Hausregeln",
-        "Platz 1",
+        "Tippe die Spieler in Sitzreihenfolge an",
         "Die Partieserie endet nach der Partie, in der",
         "Partieserie starten",
     ],

@@ -3,7 +3,23 @@
   "use strict";
   var lastCardInput = null;
 
-  // The card grid fills the card field that last had focus.
+  function cardInputs(form) {
+    return Array.prototype.slice.call((form || document).querySelectorAll(".card-inputs input"));
+  }
+
+  // Enter in a card field moves to the next one; the last one sends the form.
+  document.addEventListener("keydown", function (event) {
+    var input = event.target;
+    if (event.key !== "Enter" || !input.matches || !input.matches(".card-inputs input")) return;
+    var inputs = cardInputs(input.form).filter(function (each) { return each.offsetParent; });
+    var next = inputs[inputs.indexOf(input) + 1];
+    if (!next) return; // the last field: Enter sends the form as usual
+    event.preventDefault();
+    next.focus();
+  });
+
+  // The card grid fills the seats in order: the focused field if it is empty, else the
+  // first empty one; then the focus moves on to the next empty field.
   document.addEventListener("focusin", function (event) {
     var input = event.target;
     if (input.matches && input.matches(".card-inputs input")) lastCardInput = input;
@@ -11,12 +27,14 @@
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-card-grid] button");
     if (!button || button.disabled) return;
-    var inputs = Array.prototype.slice.call(document.querySelectorAll(".card-inputs input"));
-    var target = lastCardInput && document.contains(lastCardInput) ? lastCardInput
-      : inputs.filter(function (input) { return !input.value; })[0];
+    var inputs = cardInputs().filter(function (input) { return input.offsetParent; });
+    var empty = inputs.filter(function (input) { return !input.value; });
+    var focused = lastCardInput && document.contains(lastCardInput) ? lastCardInput : null;
+    var target = focused && !focused.value ? focused : empty[0] || focused;
     if (!target) return;
     target.value = button.value;
-    var next = inputs[inputs.indexOf(target) + 1];
+    var next = inputs.slice(inputs.indexOf(target) + 1).concat(inputs)
+      .filter(function (input) { return !input.value; })[0];
     (next || target).focus();
   });
 
@@ -29,14 +47,46 @@
   document.addEventListener("DOMContentLoaded", reveal);
   document.addEventListener("htmx:afterSettle", reveal);
 
+  // A newly placed round is dealt out card by card, lowest first (app.css), when it
+  // arrives by htmx (a page load shows it at once; reduced motion shows it at once).
+  var shownRound = null;
+  function remember() {
+    var table = document.getElementById("live-table");
+    shownRound = table ? table.getAttribute("data-round") : null;
+  }
+  document.addEventListener("DOMContentLoaded", remember);
+  document.addEventListener("htmx:afterSettle", function () {
+    var table = document.getElementById("live-table");
+    if (!table) return;
+    var round = table.getAttribute("data-round");
+    if (shownRound !== null && round !== shownRound) table.classList.add("is-dealing");
+    shownRound = round;
+  });
+
+  // Lost the server (wifi, a restart): say so, keep the page (and what was typed) as it
+  // is; polling goes on by itself and the notice goes once an answer comes back.
+  function offline(lost) {
+    var notice = document.getElementById("offline");
+    if (notice) notice.hidden = !lost;
+  }
+  document.addEventListener("htmx:sendError", function () { offline(true); });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (xhr && xhr.status > 0 && xhr.status < 500) offline(false);
+  });
+
   // Keep the screen awake during a match, where the browser allows it.
   var wakeLock = null;
+  var asking = false;
   function keepAwake() {
-    if (!("wakeLock" in navigator) || wakeLock || !document.querySelector("[data-keep-awake]")) return;
+    if (!("wakeLock" in navigator) || wakeLock || asking) return;
+    if (!document.querySelector("[data-keep-awake]")) return;
+    asking = true;
     navigator.wakeLock.request("screen").then(function (lock) {
       wakeLock = lock;
       lock.addEventListener("release", function () { wakeLock = null; });
-    }).catch(function () { /* not allowed here (battery saver, no HTTPS): fine */ });
+    }).catch(function () { /* not allowed here (battery saver, no HTTPS): fine */ })
+      .then(function () { asking = false; });
   }
   document.addEventListener("DOMContentLoaded", keepAwake);
   document.addEventListener("visibilitychange", function () {
