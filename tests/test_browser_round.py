@@ -1,0 +1,324 @@
+"""One glance per round, in Chromium at 390x844: what just happened and what to enter next
+are on the screen without scrolling, for 2, 4 and 6 players, from the first round to the
+end of a game; the too-low choice opens in view; cards never wrap; the table view fits."""
+
+import itertools
+import random
+import re
+
+import pytest
+from conftest import new_phone_context
+from driver import deal
+from playwright.sync_api import expect
+from test_browser_match import fits_the_phone, start_match
+
+pytestmark = pytest.mark.browser
+
+_names = itertools.count(1)
+PHONE_HEIGHT = 844
+
+IN_VIEW = """el => { const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
+
+
+def in_view(locator) -> bool:
+    """True when the whole element is inside the viewport (not just somewhere on the page)."""
+    return locator.evaluate(IN_VIEW)
+
+
+def add_players_quickly(page, live_server, names: list[str]) -> None:
+    """Household players added by plain posts (the players page has its own tests)."""
+    for name in names:
+        response = page.request.post(f"{live_server}/players/", form={"name": name})
+        assert response.ok, response.status
+
+
+def new_names(count: int, stem: str) -> list[str]:
+    return [f"{stem}{chr(65 + seat)}{next(_names)}" for seat in range(count)]
+
+
+def type_round(page, names: list[str], cards: list[int]) -> None:
+    """Type the round the way a player does: digits, Enter to the next field, Enter sends."""
+    first = page.get_by_label(names[0], exact=True)
+    expect(first).to_be_focused()  # the focus waits in the first empty field
+    for card in cards:
+        page.keyboard.type(str(card))
+        page.keyboard.press("Enter")
+
+
+def assert_round_at_a_glance(page, number: int) -> None:
+    """After a round is placed: its summary, the rows and the next entry, all in view."""
+    summary = page.locator(".round-summary")
+    expect(summary.locator("h2")).to_contain_text(f"Round {number},")
+    assert page.evaluate("scrollY") == 0
+    assert in_view(summary), summary.bounding_box()
+    assert in_view(page.locator(".live-rows .table-rows"))
+    if number < 10:
+        first_field = page.locator(".round-form input:not([type=hidden])").first
+        expect(first_field).to_be_focused()
+        assert in_view(first_field)
+        assert in_view(page.locator(".round-form button[type=submit]"))
+
+
+@pytest.mark.parametrize("players", [2, 4, 6])
+def test_a_whole_game_one_screen_per_round(page, console_errors, live_server, artifacts, players):
+    """Every round of a game: typed with Enter, placed, seen at once; choices open in view."""
+    names = new_names(players, "G")
+    add_players_quickly(page, live_server, names)
+    start_match(page, live_server, names)
+    hands, starting = deal(random.Random(players), players)
+    for row, card in enumerate(starting, 1):
+        page.get_by_label(f"Row {row}", exact=True).fill(str(card))
+    page.get_by_role("button", name="Start game 1").click()
+    choices = 0
+    for number in range(1, 11):
+        page.get_by_role("heading", name=re.compile(f"round {number} of 10")).wait_for()
+        type_round(page, names, [hand[number - 1] for hand in hands])
+        while True:
+            page.locator(
+                f".round-summary h2:has-text('Round {number},'), .row-choice"
+            ).first.wait_for()
+            choice = page.locator(".row-choice")
+            if not choice.count():
+                break
+            choices += 1
+            assert page.evaluate("scrollY") == 0
+            assert in_view(choice.locator("h2"))
+            for button in choice.locator("button.choice").all():
+                assert in_view(button)
+            expect(choice.locator("button.choice.is-suggested")).to_have_count(1)
+            choice.locator("button.choice.is-suggested").click()
+            page.locator(".row-choice").wait_for(state="detached")
+        assert_round_at_a_glance(page, number)
+        if number in (1, 10):
+            page.screenshot(path=artifacts / f"round-{players}p-{number}.png")
+    # Round 10 is shown like the others, and the end of the game under it.
+    page.locator(".game-end").wait_for()
+    assert page.locator(".round-summary").evaluate(
+        "(summary, end) => summary.compareDocumentPosition(end) & Node.DOCUMENT_POSITION_FOLLOWING",
+        page.locator(".game-end").element_handle(),
+    )
+    fits_the_phone(page)
+    assert console_errors == []
+
+
+def test_the_too_low_choice_opens_at_the_top_wherever_the_page_was(page, live_server):
+    """A phone scrolled down to type still sees the row choice at the top of the screen."""
+    names = new_names(3, "Low")
+    add_players_quickly(page, live_server, names)
+    start_match(page, live_server, names)
+    for row, card in enumerate([12, 24, 37, 40], 1):
+        page.get_by_label(f"Row {row}", exact=True).fill(str(card))
+    page.get_by_role("button", name="Start game 1").click()
+    page.get_by_role("heading", name=re.compile("round 1 of 10")).wait_for()
+    for name, card in zip(names, [39, 44, 3], strict=True):
+        page.get_by_label(name, exact=True).fill(str(card))
+    page.mouse.wheel(0, 2000)
+    page.wait_for_function("scrollY > 0")
+    page.get_by_role("button", name="Place the cards").click()
+    heading = page.locator(".row-choice h2")
+    heading.wait_for()
+    box = heading.bounding_box()
+    assert 0 <= box["y"] <= 200, box
+    suggested = page.locator("button.choice.is-suggested")
+    assert in_view(suggested)
+    assert "suggested" in suggested.inner_text()
+    assert "1 bull" in suggested.inner_text()
+    # One tap chooses: the round is placed, Cleo took the row she tapped.
+    suggested.click()
+    expect(page.locator(".takes")).to_contain_text(f"{names[2]} took row 1")
+
+
+def test_the_too_low_choice_without_javascript(page_nojs, live_server):
+    """Without JavaScript each row is a form of its own: one tap takes it."""
+    page = page_nojs
+    names = new_names(3, "NoJs")
+    add_players_quickly(page, live_server, names)
+    start_match(page, live_server, names)
+    for row, card in enumerate([12, 24, 37, 40], 1):
+        page.get_by_label(f"Row {row}", exact=True).fill(str(card))
+    page.get_by_role("button", name="Start game 1").click()
+    for name, card in zip(names, [39, 44, 3], strict=True):
+        page.get_by_label(name, exact=True).fill(str(card))
+    page.get_by_role("button", name="Place the cards").click()
+    assert page.locator(".row-choice form").count() == 4
+    assert in_view(page.locator(".row-choice h2"))
+    page.get_by_role("button", name=re.compile(r"^Take row 3\b")).click()
+    expect(page.locator(".takes")).to_contain_text(f"{names[2]} took row 3")
+    assert in_view(page.locator(".round-summary"))
+
+
+def test_a_blank_field_is_an_error_next_to_it(page, live_server):
+    """One phone entering for everybody: a forgotten card is named, nothing is stored."""
+    names = new_names(3, "Blank")
+    add_players_quickly(page, live_server, names)
+    start_match(page, live_server, names)
+    for row, card in enumerate([12, 24, 37, 40], 1):
+        page.get_by_label(f"Row {row}", exact=True).fill(str(card))
+    page.get_by_role("button", name="Start game 1").click()
+    page.get_by_label(names[0], exact=True).fill("41")
+    page.get_by_label(names[2], exact=True).fill("43")
+    page.get_by_role("button", name="Place the cards").click()
+    error = page.locator(".field-error")
+    expect(error).to_have_text(f"{names[1]}'s card is missing.")
+    missing = page.get_by_label(names[1], exact=True)
+    expect(missing).to_be_focused()
+    assert missing.get_attribute("aria-invalid") == "true"
+    assert in_view(error)
+    assert page.get_by_label(names[0], exact=True).input_value() == "41"
+    assert page.get_by_label(names[2], exact=True).input_value() == "43"
+    assert page.locator(".entered").count() == 0  # nothing was stored, not even hidden
+    page.reload()
+    assert page.get_by_label(names[0], exact=True).input_value() == ""
+
+
+def test_a_round_is_dealt_out_card_by_card_within_two_seconds(page, live_server):
+    """New cards go to their rows one after another, lowest first; all within 2 s."""
+    names = new_names(4, "Deal")
+    add_players_quickly(page, live_server, names)
+    start_match(page, live_server, names)
+    for row, card in enumerate([12, 24, 37, 40], 1):
+        page.get_by_label(f"Row {row}", exact=True).fill(str(card))
+    page.get_by_role("button", name="Start game 1").click()
+    type_round(page, names, [13, 25, 38, 41])
+    page.locator("#live-table.is-dealing[data-round='1-1']").wait_for()
+    timings = page.evaluate("""() => [...document.querySelectorAll('.card.is-new')]
+        .map(card => [+card.querySelector('.card-number').textContent,
+                      ...card.getAnimations().map(a => a.effect.getComputedTiming())
+                         .map(t => t.delay + t.duration)])""")
+    assert sorted(card for card, _ in timings) == [13, 25, 38, 41]
+    ends = [end for _, end in sorted(timings)]
+    assert ends == sorted(ends) and ends[0] < ends[-1]  # lowest card first, one by one
+    assert max(ends) <= 2000
+    # The rows keep their marks once the cards have landed.
+    assert page.locator(".table-row.is-changed").count() == 4
+
+
+def test_no_animation_on_reload_or_with_reduced_motion(browser, live_server):
+    """A page load shows the table as it is; reduced motion never deals cards out."""
+    context = new_phone_context(browser, reduced_motion="reduce")
+    try:
+        page = context.new_page()
+        names = new_names(2, "Still")
+        add_players_quickly(page, live_server, names)
+        start_match(page, live_server, names)
+        for row, card in enumerate([12, 24, 37, 40], 1):
+            page.get_by_label(f"Row {row}", exact=True).fill(str(card))
+        page.get_by_role("button", name="Start game 1").click()
+        type_round(page, names, [13, 25])
+        page.locator(".round-summary").wait_for()
+        assert page.evaluate("document.getAnimations().length") == 0
+        page.reload()
+        assert page.locator("#live-table.is-dealing").count() == 0
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_cards_100_to_104_never_wrap(browser, live_server, artifacts, lang):
+    """Three-digit cards stay on one line in the rows, the steps, the choice and on a TV."""
+    phone = new_phone_context(browser)
+    try:
+        page = phone.new_page()
+        names = new_names(5, "Wide")
+        add_players_quickly(page, live_server, names)
+        start_match(page, live_server, names)
+        phone.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+        page.reload()
+        for row, card in enumerate([100, 101, 102, 103], 1):
+            page.locator(f"#field-row{row}").fill(str(card))
+        page.locator("#entry button[type=submit]").first.click()
+        page.locator(".round-form").wait_for()
+        fields = page.locator(".round-form input:not([type=hidden])").all()
+        for field, card in zip(fields, [104, 98, 97, 96, 95], strict=True):
+            field.fill(str(card))
+        page.locator(".round-form button[type=submit]").click()
+        page.locator(".row-choice").wait_for()
+        assert_single_line_cards(page)
+        page.locator("button.choice").first.click()
+        page.locator(".round-summary").wait_for()
+        page.locator("details.explain summary").click()
+        assert_single_line_cards(page)
+        page.screenshot(path=artifacts / f"cards-100-{lang}.png", full_page=True)
+        tv = phone.browser.new_page(viewport={"width": 1280, "height": 720})
+        tv.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+        tv.goto(page.url.split("#")[0] + "/table")
+        assert_single_line_cards(tv)
+        tv.close()
+    finally:
+        phone.close()
+
+
+def assert_single_line_cards(page) -> None:
+    """Every card number on the page is one line high, inside its card."""
+    numbers = page.eval_on_selector_all(
+        ".card-number",
+        """els => els.filter(el => el.offsetParent).map(el => {
+            const box = el.getBoundingClientRect(), card = el.parentElement.getBoundingClientRect();
+            return [el.textContent, box.height / parseFloat(getComputedStyle(el).fontSize),
+                    box.left >= card.left - 1 && box.right <= card.right + 1]; })""",
+    )
+    assert numbers
+    wrapped = [
+        (text, lines, inside) for text, lines, inside in numbers if lines > 1.3 or not inside
+    ]
+    assert wrapped == []
+
+
+def started_match(page, live_server, names: list[str]) -> str:
+    """A match of these new players, started on this phone (it holds the player link)."""
+    add_players_quickly(page, live_server, names)
+    start_match(page, live_server, names)
+    return page.url.split("#")[0]
+
+
+def post_round(page, match_url: str, number: int, cards: dict[int, int]) -> None:
+    """One round entered by a plain post (seat number -> card)."""
+    html = page.request.get(match_url).text()
+    ids = re.findall(r'name="card-(\d+)"', html)
+    form = {f"card-{pid}": str(cards[seat]) for seat, pid in enumerate(ids)}
+    form.update({"game": "1", "round": str(number)})
+    response = page.request.post(f"{match_url}/rounds", form=form, max_redirects=0)
+    assert response.status == 303, response.text()
+
+
+TV_SIZES = [(1280, 720), (1920, 1080), (768, 1024)]
+
+
+def test_the_table_view_fits_every_screen_with_ten_players(browser, page, live_server, artifacts):
+    """Ten players (long names too), rows of five: no scrolling on a TV or a tablet, and
+    card numbers at least 48 px tall on a 1080p screen, to be read across the room."""
+    names = new_names(10, "Tv")
+    names[3] = ("Bartholomäus Maximilian" + names[3])[:30]
+    names[7] = ("W" * 30 + names[7])[-30:]
+    match_url = started_match(page, live_server, names)
+    start = page.request.post(
+        f"{match_url}/games",
+        form={"row1": "1", "row2": "20", "row3": "40", "row4": "60", "game": "1"},
+    )
+    assert start.ok
+    post_round(page, match_url, 1, dict(enumerate([2, 3, 4, 5, 21, 22, 23, 24, 41, 42])))
+    post_round(page, match_url, 2, dict(enumerate([43, 44, 61, 62, 63, 64, 104, 103, 100, 102])))
+    for width, height in TV_SIZES:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        try:
+            tv = context.new_page()
+            tv.goto(f"{match_url}/table")
+            tv.locator(".tv .table-rows").wait_for()
+            size = tv.evaluate("""() => ({width: document.documentElement.scrollWidth,
+                height: document.documentElement.scrollHeight})""")
+            assert size == {"width": width, "height": height}
+            bottom = tv.evaluate("""() => Math.max(...[...document.querySelectorAll('.tv *')]
+                .map(el => el.getBoundingClientRect().bottom))""")
+            assert bottom <= height
+            assert tv.locator(".tv #live-score tbody tr").count() == 10
+            assert_single_line_cards(tv)
+            if width == 1920:
+                heights = tv.eval_on_selector_all(
+                    ".row-cards .card-number",
+                    "els => els.map(el => el.getBoundingClientRect().height)",
+                )
+                assert min(heights) >= 48
+            tv.screenshot(path=artifacts / f"table-view-{width}x{height}.png")
+        finally:
+            context.close()
