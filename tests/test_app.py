@@ -220,6 +220,7 @@ def test_htmx_requests_carry_csrf_token(client):
     [
         ("de-DE,de;q=0.9,en;q=0.5", "de", "Kein Streit mehr am Tisch"),
         ("en-GB", "en", "Keep the table honest"),
+        ("en-GB,de;q=0.5", "en", "Keep the table honest"),  # the order, not an exact match
         ("fr", "en", "Keep the table honest"),
         (None, "en", "Keep the table honest"),
     ],
