@@ -8,7 +8,7 @@ from flask_babel import get_translations
 bp = Blueprint("i18n", __name__)
 
 # Shown in their own language, so a player can find theirs whatever the page shows.
-LANGUAGES = {"en": "English", "de": "Deutsch"}
+LANGUAGES = {"en": "English", "de": "Deutsch", "fr": "Français"}
 DEFAULT_LANGUAGE = "en"
 LANG_COOKIE = "lang"
 ONE_YEAR = 365 * 24 * 60 * 60
