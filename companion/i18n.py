@@ -8,7 +8,7 @@ from flask_babel import get_translations
 bp = Blueprint("i18n", __name__)
 
 # Shown in their own language, so a player can find theirs whatever the page shows.
-LANGUAGES = {"en": "English", "de": "Deutsch"}
+LANGUAGES = {"en": "English", "de": "Deutsch", "fr": "Français"}
 DEFAULT_LANGUAGE = "en"
 LANG_COOKIE = "lang"
 ONE_YEAR = 365 * 24 * 60 * 60
@@ -21,7 +21,20 @@ def select_locale() -> str:
     chosen = request.cookies.get(LANG_COOKIE)
     if chosen in LANGUAGES:
         return chosen
-    return request.accept_languages.best_match(list(LANGUAGES)) or DEFAULT_LANGUAGE
+    return preferred_language(request.accept_languages) or DEFAULT_LANGUAGE
+
+
+def preferred_language(accepted) -> str | None:
+    """The first language we speak in the browser's order, by its primary subtag.
+
+    Werkzeug's best_match prefers any exact match over a regional one, so "en-GB,
+    fr;q=0.5" would pick French; a phone set to British English wants English.
+    """
+    for tag, quality in accepted:  # highest quality first
+        code = tag.replace("_", "-").split("-")[0].lower()
+        if quality > 0 and code in LANGUAGES:
+            return code
+    return None
 
 
 def install_template_gettext(app) -> None:

@@ -223,7 +223,9 @@ def test_htmx_requests_carry_csrf_token(client):
     [
         ("de-DE,de;q=0.9,en;q=0.5", "de", "Kein Streit mehr am Tisch"),
         ("en-GB", "en", "Keep the table honest"),
-        ("fr", "en", "Keep the table honest"),
+        ("en-GB,de;q=0.5", "en", "Keep the table honest"),  # the order, not an exact match
+        ("fr-FR,fr;q=0.9", "fr", "Fini les disputes à table"),
+        ("it", "en", "Keep the table honest"),
         (None, "en", "Keep the table honest"),
     ],
 )
@@ -249,10 +251,11 @@ def test_language_cookie_overrides_browser(client):
 
 
 def test_language_switch_on_every_page(client):
-    """Each page links to both languages and comes back to itself."""
+    """Each page links to every language and comes back to itself."""
     html = client.get("/no-such-page").text
     assert 'href="/lang/de?next=/no-such-page"' in html
     assert 'href="/lang/en?next=/no-such-page"' in html
+    assert 'href="/lang/fr?next=/no-such-page"' in html
 
 
 @pytest.mark.parametrize(
@@ -277,7 +280,7 @@ def test_language_switch_refuses_foreign_next(client, unsafe):
 
 def test_language_switch_unknown_language(client):
     """Only the languages we translate exist."""
-    assert client.get("/lang/fr").status_code == 404
+    assert client.get("/lang/it").status_code == 404
 
 
 # --- fragments -------------------------------------------------------------

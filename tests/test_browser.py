@@ -39,13 +39,20 @@ def test_touch_targets_are_large(page, live_server):
     assert min(heights) >= 44
 
 
-def test_language_switch_without_javascript(page_nojs, live_server):
-    """A plain link switches to German and stays on the same page, JavaScript off."""
+@pytest.mark.parametrize(
+    ("name", "lang", "heading"),
+    [
+        ("Deutsch", "de", "Diese Karte gibt es nicht im Spiel"),
+        ("Français", "fr", "Cette carte n’est pas dans le paquet"),
+    ],
+)
+def test_language_switch_without_javascript(page_nojs, live_server, name, lang, heading):
+    """A plain link switches the language and stays on the same page, JavaScript off."""
     page_nojs.goto(f"{live_server}/no-such-page")
-    page_nojs.get_by_role("link", name="Deutsch").click()
+    page_nojs.get_by_role("link", name=name).click()
     assert page_nojs.url == f"{live_server}/no-such-page"
-    assert page_nojs.locator("h1").inner_text() == "Diese Karte gibt es nicht im Spiel"
-    assert page_nojs.locator("html").get_attribute("lang") == "de"
+    assert page_nojs.locator("h1").inner_text() == heading
+    assert page_nojs.locator("html").get_attribute("lang") == lang
 
 
 def test_404_page_in_german(page, console_errors, live_server, artifacts):
