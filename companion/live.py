@@ -28,7 +28,8 @@ from companion.htmx import render
 from companion.links import LINKS, level_for, me
 from companion.matches import board, phone_form_key, table_key
 from companion.memo import Memo
-from companion.models import Match
+from companion.models import MAX_ID, Match
+from companion.rules import whole_number
 from companion.state import MatchState, current_state, replayed
 
 bp = Blueprint("live", __name__, url_prefix="/matches/<int:match_id>")
@@ -136,7 +137,8 @@ class QuietPolls:
     def __call__(self, environ, start_response):
         if self.path and environ.get("REQUEST_METHOD") == "GET":
             found = LIVE_PATH.fullmatch(environ.get("PATH_INFO", ""))
-            if found and self.quiet(int(found.group(1)), environ.get("QUERY_STRING", "")):
+            match_id = whole_number(found.group(1), 0, MAX_ID) if found else None
+            if match_id is not None and self.quiet(match_id, environ.get("QUERY_STRING", "")):
                 start_response("204 NO CONTENT", QUIET_HEADERS)
                 return []
         return self.wsgi_app(environ, start_response)

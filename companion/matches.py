@@ -12,7 +12,7 @@ from companion.chart import line_chart
 from companion.db import db
 from companion.htmx import render
 from companion.links import access, grant, me
-from companion.models import Match, Player, Seat
+from companion.models import MAX_ID, Match, Player, Seat
 from companion.players import add_player, check_new_name
 from companion.state import MatchState, current_state
 
@@ -101,12 +101,13 @@ def read_seats(form) -> tuple[list[int], str | None, dict[str, str]]:
         value = form.get(f"seat_{position}", "").strip()
         if not value:
             continue
-        if not value.isdigit() or int(value) not in active:
+        player_id = rules.whole_number(value, 1, MAX_ID)
+        if player_id not in active:
             errors[f"seat_{position}"] = gettext("Choose a player from the list.")
-        elif int(value) in seats:
+        elif player_id in seats:
             errors[f"seat_{position}"] = gettext("This player already has a seat.")
         else:
-            seats.append(int(value))
+            seats.append(player_id)
     new_name = None
     if form.get("new_player", "").strip():
         new_name, error = check_new_name(form.get("new_player"))
@@ -121,9 +122,10 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     value = form.get("end_value", "").strip()
     if kind not in END_KINDS:
         return rules.EndCondition(), {"end_kind": gettext("Choose how the match ends.")}
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 1000:
+    limit = rules.whole_number(value, 1, 1000)
+    if limit is None:
         return rules.EndCondition(), {"end_value": gettext("Enter a number from 1 to 1000.")}
-    return rules.EndCondition(kind, int(value)), {}
+    return rules.EndCondition(kind, limit), {}
 
 
 @bp.get("/<int:match_id>")
