@@ -38,7 +38,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_options = {**app.jinja_options, "trim_blocks": True, "lstrip_blocks": True}
     os.makedirs(app.instance_path, exist_ok=True)
     configure(app, test_config)
-    from companion import guard
+    from companion import guard  # it needs serve, which needs create_app
 
     guard.init_app(app)
 
