@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from flask import Blueprint, abort, redirect, request, url_for
 from flask_babel import gettext
 from sqlalchemy import exists, func, select
@@ -12,27 +10,18 @@ from sqlalchemy.exc import IntegrityError
 from companion.db import db
 from companion.htmx import render
 from companion.models import Player, Seat
+from companion.names import name_key, player_name
+from companion.rules import RuleError
 
 bp = Blueprint("players", __name__, url_prefix="/players")
 
-MAX_NAME = 30
-
 
 def clean_name(raw: str | None) -> tuple[str, str | None]:
-    """Return the trimmed name and an error message, if the name is not acceptable."""
-    name = " ".join((raw or "").split())
-    if not name:
-        return name, gettext("Enter a name.")
-    if len(name) > MAX_NAME:
-        return name, gettext("A name has at most %(max)d characters.", max=MAX_NAME)
-    if any(unicodedata.category(char) == "Cc" for char in name):
-        return name, gettext("A name cannot contain control characters.")
-    return name, None
-
-
-def name_key(name: str) -> str:
-    """The key that makes names unique regardless of case."""
-    return unicodedata.normalize("NFKC", name).casefold()
+    """Return the tidied name and an error message, if the name is not acceptable."""
+    try:
+        return player_name(raw or ""), None
+    except RuleError as error:
+        return " ".join((raw or "").split()), error.message(gettext)
 
 
 def name_taken(name: str, except_id: int | None = None) -> bool:
