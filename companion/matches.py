@@ -108,6 +108,10 @@ def read_seats(form) -> tuple[list[int], str | None, dict[str, str]]:
             errors[f"seat_{position}"] = gettext("This player already has a seat.")
         else:
             seats.append(player_id)
+    # A seat the form does not have (seat_11) is refused, not dropped.
+    fields = {f"seat_{position}" for position in range(1, rules.MAX_PLAYERS + 1)}
+    if any(key.startswith("seat_") and key not in fields and form[key].strip() for key in form):
+        errors["seats"] = gettext("Seat 2 to 10 players.")
     new_name = None
     if form.get("new_player", "").strip():
         new_name, error = check_new_name(form.get("new_player"))
