@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, request, url_for
 from flask_babel import gettext
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion.db import db
 from companion.htmx import render
-from companion.models import Player, Seat
+from companion.models import Match, Player, Seat
 from companion.names import name_key, player_name
 from companion.rules import RuleError
 
@@ -109,6 +109,7 @@ def rename(player_id: int):
     name, error = check_new_name(request.form.get("name"), except_id=player.id)
     if error is None:
         player.name, player.name_key = name, name_key(name)
+        show_on_their_matches(player.id)
         if commit_or_rollback():
             return redirect(url_for("players.index"), code=303)
         error = gettext("There is already a player called %(name)s.", name=name)
@@ -121,6 +122,21 @@ def rename(player_id: int):
         form=request.form,
         errors={"name": error},
     ), 422
+
+
+def show_on_their_matches(player_id: int) -> None:
+    """Raise the version of every match the player sits in (in the caller's transaction).
+
+    Match pages are replayed and rendered once per version and kept (companion.state,
+    companion.live); a new version makes every page and every phone's live poll show
+    the new name at once, as any entry would.
+    """
+    seated = select(Seat.match_id).where(Seat.player_id == player_id)
+    db.session.execute(
+        update(Match)
+        .where(Match.id.in_(seated))
+        .values(version=Match.version + 1, table_version=Match.table_version + 1)
+    )
 
 
 @bp.post("/<int:player_id>/archive")
