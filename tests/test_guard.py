@@ -34,6 +34,14 @@ def test_a_page_for_another_host_name_is_refused(client, path):
     assert "Content-Security-Policy" in response.headers
 
 
+@pytest.mark.parametrize(
+    "host", ["", "a b", "localhost:99999", "localhost.evil", "x" * 5000, "ü.example", "a@localhost"]
+)
+def test_a_malformed_host_is_a_400_too(client, host):
+    assert client.get("/", headers={"Host": host}).status_code == 400
+    assert client.post("/players/", data={"name": "Eve"}, headers={"Host": host}).status_code == 400
+
+
 def test_the_refusal_says_which_address_to_open(client):
     page = client.get("/", headers=EVIL).get_data(as_text=True)
     assert f"http://{lan_address()}/" in page
