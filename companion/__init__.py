@@ -38,6 +38,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_options = {**app.jinja_options, "trim_blocks": True, "lstrip_blocks": True}
     os.makedirs(app.instance_path, exist_ok=True)
     configure(app, test_config)
+    from companion import guard  # it needs serve, which needs create_app
+
+    guard.init_app(app)
 
     db.init_app(app)
     # Batch mode: SQLite cannot ALTER most things, Alembic copies the table instead.

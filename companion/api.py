@@ -10,11 +10,10 @@ from flask_babel import gettext, ngettext
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from companion import rules
+from companion.names import name_key, player_name
 from companion.rules import N_, RuleError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-
-MAX_NAME = 30
 
 
 class Position:
@@ -69,7 +68,7 @@ def parse_position(payload: Any) -> Position:
     deck = parse_deck(payload.get("deck", rules.STANDARD_DECK))
     rows = parse_rows(payload.get("rows"))
     plays = parse_plays(payload.get("plays"))
-    choices = parse_choices(payload.get("choices", {}))
+    choices = parse_choices(payload.get("choices", {}), plays)
     return Position(rows, plays, choices, deck)
 
 
@@ -86,33 +85,52 @@ def parse_rows(value: Any) -> tuple[tuple[Any, ...], ...]:
         raise RuleError(N_("“rows” must be a list of exactly 4 rows."))
     if not all(isinstance(row, list) for row in value):
         raise RuleError(N_("Each row must be a list of cards."))
-    return tuple(tuple(row[: rules.ROW_LIMIT + 1]) for row in value)
+    return tuple(tuple(json_number(card) for card in row[: rules.ROW_LIMIT + 1]) for row in value)
 
 
 def parse_plays(value: Any) -> list[tuple[str, Any]]:
-    """Return the plays as (player, card) pairs."""
+    """Return the plays as (player, card) pairs, each player once (case aside)."""
     if not isinstance(value, list) or not 1 <= len(value) <= rules.MAX_PLAYERS:
         raise RuleError(N_("“plays” must be a list of 1 to 10 plays."))
-    plays = []
+    plays, seen = [], set()
     for play in value:
         if not isinstance(play, dict) or set(play) != {"player", "card"}:
             raise RuleError(N_("Each play must be an object with “player” and “card”."))
-        plays.append((parse_name(play["player"]), play["card"]))
+        name = player_name(play["player"])
+        if name_key(name) in seen:  # "Anna" and "anna" are one player, as on the forms
+            raise RuleError(N_("%(player)s has two cards in this round."), player=name)
+        seen.add(name_key(name))
+        plays.append((name, json_number(play["card"])))
     return plays
 
 
-def parse_name(value: Any) -> str:
-    """Return a player's name: 1 to 30 characters after trimming."""
-    if not isinstance(value, str) or not 1 <= len(value.strip()) <= MAX_NAME:
-        raise RuleError(N_("A player's name must be text of 1 to 30 characters."))
-    return value.strip()
-
-
-def parse_choices(value: Any) -> dict[str, Any]:
-    """Return the row choices by player name; rows are checked by the rules module."""
+def parse_choices(value: Any, plays: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Return the row choices by the name as the plays spell it; rows are checked by the
+    rules module."""
     if not isinstance(value, dict) or len(value) > rules.MAX_PLAYERS:
         raise RuleError(N_("“choices” must be an object mapping a player to a row."))
-    return {parse_name(player): row for player, row in value.items()}
+    spelled = {name_key(player): player for player, _ in plays}
+    choices: dict[str, Any] = {}
+    for raw, row in value.items():
+        name = player_name(raw)
+        player = spelled.get(name_key(name), name)
+        if player in choices:
+            raise RuleError(N_("%(player)s has two row choices."), player=player)
+        choices[player] = json_number(row)
+    return choices
+
+
+def json_number(value: Any) -> Any:
+    """Refuse a number written as text: the forms send text, the API takes JSON numbers.
+
+    Everything else is checked by the rules module (a card of the deck, a row 1-4).
+    """
+    if isinstance(value, str):
+        raise RuleError(
+            N_("“%(value)s” is text: cards and rows are JSON numbers, like 39."),
+            value=value[:12],
+        )
+    return value
 
 
 def result_json(result: rules.RoundResult) -> dict[str, Any]:

@@ -37,9 +37,10 @@ class Entry(NamedTuple):
 
 def page_number(value: str, pages: int) -> int:
     """The page asked for, 1 to ``pages``; anything else is a page that does not exist."""
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= pages:
+    page = rules.whole_number(value, 1, pages)
+    if page is None:
         abort(404)
-    return int(value)
+    return page
 
 
 def entries(matches: Sequence[Match]) -> list[Entry]:

@@ -46,10 +46,10 @@ def read_filters(args) -> tuple[stats.Filters, dict[str, str]]:
         errors["period"] = gettext("Choose this month, this year or all time.")
         period = "all"
     players = args.get("players", "")
-    if players and not (players.isascii() and players.isdigit() and int(players) in PLAYER_COUNTS):
+    count = rules.whole_number(players, PLAYER_COUNTS.start, PLAYER_COUNTS.stop - 1)
+    if players and count is None:
         errors["players"] = gettext("Choose any number of players, or 2 to 10.")
-        players = ""
-    return stats.Filters(period, int(players) if players else None), errors
+    return stats.Filters(period, count), errors
 
 
 def ranked(players: list[Player], figures: dict[int, stats.Figures]) -> list[Row]:
@@ -85,8 +85,9 @@ def index():
 def read_page(args, pages: int) -> tuple[int, dict[str, str]]:
     """The history page asked for, and a message if there is no such page."""
     value = args.get("page", "1")
-    if value.isascii() and value.isdigit() and 1 <= int(value) <= pages:
-        return int(value), {}
+    page = rules.whole_number(value, 1, pages)
+    if page is not None:
+        return page, {}
     return 1, {
         "page": gettext(
             "There is no page “%(page)s”: pages go from 1 to %(pages)d.",

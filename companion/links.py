@@ -18,7 +18,8 @@ from markupsafe import Markup
 
 from companion.db import db, read_first
 from companion.htmx import render
-from companion.models import Match, new_token
+from companion.models import MAX_ID, Match, new_token
+from companion.rules import whole_number
 from companion.serve import lan_address
 
 bp = Blueprint("links", __name__, url_prefix="/matches/<int:match_id>")
@@ -123,11 +124,11 @@ def choose_me(match_id: int):
     """
     read_first()
     match = get_match(match_id)
-    value = request.form.get("player", "")
+    player_id = whole_number(request.form.get("player", ""), 1, MAX_ID)
     ids = {seat.player_id for seat in match.seats}
     mine = dict(session.get(ME, {}))
-    if value.isdigit() and int(value) in ids:
-        mine[str(match.id)] = int(value)
+    if player_id in ids:
+        mine[str(match.id)] = player_id
     else:
         mine.pop(str(match.id), None)
     session[ME] = mine

@@ -21,6 +21,7 @@ from flask_babel import get_locale
 from flask_wtf.csrf import generate_csrf
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
+from werkzeug.sansio.utils import host_is_trusted
 
 from companion import compact
 from companion.db import db
@@ -28,7 +29,8 @@ from companion.htmx import render
 from companion.links import LINKS, level_for, me
 from companion.matches import board, phone_form_key, table_key
 from companion.memo import Memo
-from companion.models import Match
+from companion.models import MAX_ID, Match
+from companion.rules import whole_number
 from companion.state import MatchState, current_state, replayed
 
 bp = Blueprint("live", __name__, url_prefix="/matches/<int:match_id>")
@@ -123,7 +125,9 @@ class QuietPolls:
     minute. Answering them costs one indexed read on a connection of this thread,
     without a request context, session, or ORM; every other request (and a poll whose
     version moved on, or of a match that does not exist) goes to Flask, whose ``poll``
-    gives the same answers. Only for SQLite files: otherwise every poll goes to Flask.
+    gives the same answers. So does a poll for a name that is not the companion's: it
+    is refused there (see companion.guard). Only for SQLite files: otherwise every poll
+    goes to Flask.
     """
 
     def __init__(self, app):
@@ -132,11 +136,17 @@ class QuietPolls:
         path = url.database if url.get_backend_name() == "sqlite" else None
         self.path = path if path and path != ":memory:" else None
         self.local = threading.local()
+        self.trusted_hosts = app.config["TRUSTED_HOSTS"]
 
     def __call__(self, environ, start_response):
-        if self.path and environ.get("REQUEST_METHOD") == "GET":
+        if (
+            self.path
+            and environ.get("REQUEST_METHOD") == "GET"
+            and host_is_trusted(environ.get("HTTP_HOST"), self.trusted_hosts)
+        ):
             found = LIVE_PATH.fullmatch(environ.get("PATH_INFO", ""))
-            if found and self.quiet(int(found.group(1)), environ.get("QUERY_STRING", "")):
+            match_id = whole_number(found.group(1), 0, MAX_ID) if found else None
+            if match_id is not None and self.quiet(match_id, environ.get("QUERY_STRING", "")):
                 start_response("204 NO CONTENT", QUIET_HEADERS)
                 return []
         return self.wsgi_app(environ, start_response)

@@ -12,7 +12,7 @@ from companion.chart import line_chart
 from companion.db import db
 from companion.htmx import render
 from companion.links import access, grant, me
-from companion.models import Match, Player, Seat
+from companion.models import MAX_ID, Match, Player, Seat
 from companion.players import add_player, check_new_name
 from companion.state import GameState, MatchState, current_state
 
@@ -60,13 +60,8 @@ def seated(form) -> list[Player]:
     """The players seated so far, in order: seat_1, seat_2, … (unknown ids left out)."""
     active = {player.id: player for player in active_players()}
     ids = [form.get(f"seat_{position}", "") for position in range(1, rules.MAX_PLAYERS + 1)]
-    players = [active.get(int(value)) for value in ids if is_small_number(value)]
+    players = [active.get(rules.whole_number(value, 1, MAX_ID)) for value in ids]
     return list(dict.fromkeys(player for player in players if player is not None))
-
-
-def is_small_number(value: str) -> bool:
-    """True for a plain number short enough to be an id (int() of 5,000 digits raises)."""
-    return value.isascii() and value.isdigit() and len(value) <= 18
 
 
 def tap(seats: list[Player], tapped: str) -> tuple[list[Player], dict[str, str]]:
@@ -138,12 +133,17 @@ def read_seats(form) -> tuple[list[int], str | None, dict[str, str]]:
         value = form.get(f"seat_{position}", "").strip()
         if not value:
             continue
-        if not value.isdigit() or int(value) not in active:
+        player_id = rules.whole_number(value, 1, MAX_ID)
+        if player_id not in active:
             errors[f"seat_{position}"] = gettext("Choose a player from the list.")
-        elif int(value) in seats:
+        elif player_id in seats:
             errors[f"seat_{position}"] = gettext("This player already has a seat.")
         else:
-            seats.append(int(value))
+            seats.append(player_id)
+    # A seat the form does not have (seat_11) is refused, not dropped.
+    fields = {f"seat_{position}" for position in range(1, rules.MAX_PLAYERS + 1)}
+    if any(key.startswith("seat_") and key not in fields and form[key].strip() for key in form):
+        errors["seats"] = gettext("Seat 2 to 10 players.")
     new_name = None
     if form.get("new_player", "").strip():
         new_name, error = check_new_name(form.get("new_player"))
@@ -158,9 +158,10 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     value = form.get("end_value", "").strip()
     if kind not in END_KINDS:
         return rules.EndCondition(), {"end_kind": gettext("Choose how the match ends.")}
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 1000:
+    limit = rules.whole_number(value, 1, 1000)
+    if limit is None:
         return rules.EndCondition(), {"end_value": gettext("Enter a number from 1 to 1000.")}
-    return rules.EndCondition(kind, int(value)), {}
+    return rules.EndCondition(kind, limit), {}
 
 
 @bp.post("/<int:match_id>/rematch")

@@ -15,6 +15,8 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from companion.db import db
 
+MAX_ID = 2**63 - 1  # SQLite's largest integer: no row id is above it
+
 
 def utcnow() -> datetime:
     """The current time in UTC (stored naive, read as UTC)."""

@@ -2,37 +2,26 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from flask import Blueprint, abort, redirect, request, url_for
 from flask_babel import gettext
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion.db import db
 from companion.htmx import render
-from companion.models import Player, Seat
+from companion.models import Match, Player, Seat
+from companion.names import name_key, player_name
+from companion.rules import RuleError
 
 bp = Blueprint("players", __name__, url_prefix="/players")
 
-MAX_NAME = 30
-
 
 def clean_name(raw: str | None) -> tuple[str, str | None]:
-    """Return the trimmed name and an error message, if the name is not acceptable."""
-    name = " ".join((raw or "").split())
-    if not name:
-        return name, gettext("Enter a name.")
-    if len(name) > MAX_NAME:
-        return name, gettext("A name has at most %(max)d characters.", max=MAX_NAME)
-    if any(unicodedata.category(char) == "Cc" for char in name):
-        return name, gettext("A name cannot contain control characters.")
-    return name, None
-
-
-def name_key(name: str) -> str:
-    """The key that makes names unique regardless of case."""
-    return unicodedata.normalize("NFKC", name).casefold()
+    """Return the tidied name and an error message, if the name is not acceptable."""
+    try:
+        return player_name(raw or ""), None
+    except RuleError as error:
+        return " ".join((raw or "").split()), error.message(gettext)
 
 
 def name_taken(name: str, except_id: int | None = None) -> bool:
@@ -120,6 +109,7 @@ def rename(player_id: int):
     name, error = check_new_name(request.form.get("name"), except_id=player.id)
     if error is None:
         player.name, player.name_key = name, name_key(name)
+        show_on_their_matches(player.id)
         if commit_or_rollback():
             return redirect(url_for("players.index"), code=303)
         error = gettext("There is already a player called %(name)s.", name=name)
@@ -132,6 +122,21 @@ def rename(player_id: int):
         form=request.form,
         errors={"name": error},
     ), 422
+
+
+def show_on_their_matches(player_id: int) -> None:
+    """Raise the version of every match the player sits in (in the caller's transaction).
+
+    Match pages are replayed and rendered once per version and kept (companion.state,
+    companion.live); a new version makes every page and every phone's live poll show
+    the new name at once, as any entry would.
+    """
+    seated = select(Seat.match_id).where(Seat.player_id == player_id)
+    db.session.execute(
+        update(Match)
+        .where(Match.id.in_(seated))
+        .values(version=Match.version + 1, table_version=Match.table_version + 1)
+    )
 
 
 @bp.post("/<int:player_id>/archive")

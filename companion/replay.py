@@ -13,6 +13,7 @@ from companion import present
 from companion.htmx import render
 from companion.matches import get_match
 from companion.models import Game, Match
+from companion.rules import whole_number
 from companion.state import GameState, game_state
 
 bp = Blueprint("replay", __name__, url_prefix="/matches/<int:match_id>/games/<int:number>")
@@ -30,9 +31,10 @@ def round_number(value: str | None, rounds: int) -> int:
     """The round asked for (1 when none is): 1 to ``rounds``, else 404. 0: no round yet."""
     if value is None:
         return min(1, rounds)
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= rounds:
+    number = whole_number(value, 1, rounds)
+    if number is None:
         abort(404)
-    return int(value)
+    return number
 
 
 @bp.get("/replay")

@@ -16,6 +16,7 @@ from werkzeug.datastructures import MultiDict
 
 from companion import present, rules
 from companion.htmx import render
+from companion.names import name_key, player_name
 from companion.rules import RuleError
 
 bp = Blueprint("resolver", __name__)
@@ -23,7 +24,6 @@ bp = Blueprint("resolver", __name__)
 TEMPLATE = "resolver/resolve.html"
 MIN_LINES = 4
 MAX_LINES = rules.MAX_PLAYERS
-MAX_NAME = 30
 ROW_FIELDS = tuple(f"row{number}" for number in range(1, rules.ROWS + 1))
 SEPARATORS = re.compile(r"[\s,;]+")
 
@@ -135,7 +135,7 @@ def read_position(values: MultiDict) -> Position:
         error = name_error(name, seen)
         if error:
             position.errors[f"player{line}"] = error
-        seen.add(name.casefold())
+        seen.add(name_key(name))
         position.plays.append((line, card))
         position.names[line] = name
         if f"choice{line}" in values:
@@ -145,11 +145,11 @@ def read_position(values: MultiDict) -> Position:
 
 def name_error(name: str, seen: set[str]) -> str | None:
     """Return what is wrong with a play line's player name, if anything."""
-    if not name:
-        return gettext("Enter a name.")
-    if len(name) > MAX_NAME:
-        return gettext("A name has at most %(max)d characters.", max=MAX_NAME)
-    if name.casefold() in seen:
+    try:
+        player_name(name)
+    except RuleError as error:
+        return error.message(gettext)
+    if name_key(name) in seen:
         return gettext("Two lines are for %(name)s: each player plays one card.", name=name)
     return None
 

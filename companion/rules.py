@@ -122,6 +122,21 @@ class RuleError(ValueError):
         return gettext(self.template) % self.params
 
 
+def whole_number(value: str, low: int, high: int) -> int | None:
+    """``value`` as a whole number from ``low`` to ``high``, or None if it is not one.
+
+    Only ASCII digits count (``str.isdigit`` also takes "²", which ``int`` refuses, and
+    ``int`` takes Arabic-Indic digits no form sends), and their length is bounded
+    before converting: ``int`` refuses more than 4,300 digits with a ValueError.
+    """
+    text = value.strip()
+    digits = text.lstrip("0") or text[-1:]  # leading zeros do not count towards the bound
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > len(str(high)):
+        return None
+    number = int(digits)
+    return number if low <= number <= high else None
+
+
 def parse_card(value: Any, deck: int = STANDARD_DECK, subject: Any = None) -> int:
     """Return ``value`` as a card of the deck in use, or raise RuleError.
 
@@ -132,14 +147,14 @@ def parse_card(value: Any, deck: int = STANDARD_DECK, subject: Any = None) -> in
         text = value.strip()
         if not text:
             raise RuleError(N_("Enter a card number."), subject)
-        if not (text.isascii() and text.isdigit()) or len(text) > 4:
+        card = whole_number(text, 0, 9999)
+        if card is None:
             raise RuleError(
                 N_("“%(value)s” is not a card: cards are whole numbers from 1 to %(deck)d."),
                 subject,
                 value=text[:12],
                 deck=deck,
             )
-        card = int(text)
     elif isinstance(value, int) and not isinstance(value, bool):
         card = value
     else:
@@ -162,16 +177,17 @@ def parse_card(value: Any, deck: int = STANDARD_DECK, subject: Any = None) -> in
 def parse_bulls(value: Any, deck: int = STANDARD_DECK, subject: Any = None) -> int:
     """Return a player's bulls for one game (0 up to all the bulls in the deck)."""
     most = pile_bulls(range(1, deck + 1))
-    text = str(value).strip() if isinstance(value, str | int) else ""
-    if isinstance(value, bool) or not (text.isascii() and text.isdigit()) or int(text) > most:
+    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    bulls = whole_number(text, 0, most)
+    if bulls is None:
         raise RuleError(N_("Bulls are a whole number from 0 to %(most)d."), subject, most=most)
-    return int(text)
+    return bulls
 
 
 def parse_row_choice(value: Any, subject: Any = None) -> int:
     """Return a row number 1-4 from ``value``, or raise RuleError."""
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, str):
+        value = whole_number(value, 1, ROWS)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= ROWS:
         raise RuleError(N_("Choose row 1, 2, 3 or 4."), subject)
     return value

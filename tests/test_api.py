@@ -127,13 +127,18 @@ BAD_BODIES = [
     ({"rows": WORKED["rows"], "plays": {"Anna": 39}}, "1 to 10 plays"),
     ({"rows": WORKED["rows"], "plays": [39]}, "“player” and “card”"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna"}]}, "“player” and “card”"),
-    ({"rows": WORKED["rows"], "plays": [{"player": "", "card": 39}]}, "1 to 30"),
-    ({"rows": WORKED["rows"], "plays": [{"player": "x" * 31, "card": 39}]}, "1 to 30"),
-    ({"rows": WORKED["rows"], "plays": [{"player": 7, "card": 39}]}, "1 to 30"),
+    ({"rows": WORKED["rows"], "plays": [{"player": " ", "card": 39}]}, "Enter a name"),
+    ({"rows": WORKED["rows"], "plays": [{"player": "x" * 31, "card": 39}]}, "at most 30"),
+    ({"rows": WORKED["rows"], "plays": [{"player": 7, "card": 39}]}, "must be text"),
+    ({"rows": WORKED["rows"], "plays": [{"player": "A\x00", "card": 39}]}, "control char"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 0}]}, "no card 0"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 105}]}, "no card 105"),
-    ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": "abc"}]}, "not a card"),
-    ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": ""}]}, "Enter a card"),
+    ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": "abc"}]}, "is text"),
+    ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": ""}]}, "is text"),
+    # Numbers are JSON numbers: the forms send text, the API does not.
+    ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": "39"}]}, "“39” is text"),
+    ({"rows": [[5], [20], [30], ["31"]], "plays": WORKED["plays"]}, "“31” is text"),
+    ({**WORKED, "choices": {"Cleo": "1"}}, "“1” is text"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 7.5}]}, "not a card"),
     ({"rows": WORKED["rows"], "plays": [{"player": "Anna", "card": 24}]}, "already lies in row 2"),
     (
@@ -150,8 +155,17 @@ BAD_BODIES = [
         },
         "two cards",
     ),
+    (
+        {
+            "rows": WORKED["rows"],
+            "plays": [{"player": "Anna", "card": 50}, {"player": "ANNA", "card": 51}],
+        },
+        "ANNA has two cards",  # one player whatever the case, as on the forms
+    ),
     ({**WORKED, "choices": {"Cleo": 5}}, "row 1, 2, 3 or 4"),
-    ({**WORKED, "choices": {"Cleo": "x"}}, "row 1, 2, 3 or 4"),
+    ({**WORKED, "choices": {"Cleo": 1.5}}, "row 1, 2, 3 or 4"),
+    ({**WORKED, "choices": {"Cleo": "x"}}, "is text"),
+    ({**WORKED, "choices": {"Cleo": 1, "cleo": 1}}, "Cleo has two row choices"),
     ({**WORKED, "choices": {"Cleo": 1, "Anna": 2}}, "not too low"),
     ({**WORKED, "choices": {"Zoe": 2}}, "no card in this round"),
     ({**WORKED, "choices": [1]}, "choices"),
@@ -168,6 +182,19 @@ def test_bad_bodies_get_400_with_a_message(client, body, fragment):
     response = post(client, body)
     assert response.status_code == 400
     assert fragment in response.get_json()["error"]
+
+
+def test_a_choice_may_spell_the_player_in_another_case(client):
+    response = post(client, {**WORKED, "choices": {"cLEO": 1}})
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["status"] == "resolved"
+    assert body["bulls"] == {"Anna": 0, "Ben": 11, "Cleo": 3}
+
+
+def test_a_number_of_5000_digits_gets_400(client):
+    body = json.dumps(WORKED).replace("39", "9" * 5000)
+    assert post(client, body).status_code == 400
 
 
 def test_huge_body_gets_400(client):

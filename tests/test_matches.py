@@ -490,6 +490,19 @@ def test_bad_new_match_is_rejected(client, app, data, field, message):
     assert table_snapshot(app) == before
 
 
+@pytest.mark.parametrize("seated", [10, 2])
+def test_an_eleventh_seat_is_refused_not_dropped(client, app, seated):
+    """A form with seat_11 filled (the page has ten seats) starts no match at all."""
+    ids = add_players(client, *[f"P{i}" for i in range(1, 12)])
+    form = {f"seat_{seat}": str(pid) for seat, pid in enumerate(ids[:seated], 1)}
+    form.update(seat_11=str(ids[10]), end_kind="more_than", end_value="66", deck="standard")
+    before = table_snapshot(app)
+    response = client.post("/matches/", data=form)
+    assert response.status_code == 422
+    assert re.search(r'id="seats-error">Seat 2 to 10 players', response.get_data(as_text=True))
+    assert table_snapshot(app) == before
+
+
 def test_new_player_on_the_spot_takes_the_next_seat(client):
     (anna,) = add_players(client, "Anna")
     response = client.post(

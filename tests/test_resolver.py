@@ -225,6 +225,7 @@ BAD = [
     ("player2", {"player2": "anna"}, "Two lines are for anna"),
     ("player1", {"player1": ""}, "Enter a name."),
     ("player1", {"player1": "x" * 31}, "at most 30 characters"),
+    ("player1", {"player1": "An\x07na"}, "cannot contain control characters"),  # as everywhere
     ("player4", {"card4": "50"}, "Enter a name."),
     ("deck", {"deck": "100"}, "Choose a deck from the list."),
     ("card3", {"choice3": "7"}, "Choose row 1, 2, 3 or 4."),

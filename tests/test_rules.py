@@ -488,3 +488,39 @@ def test_bulls_accept_zero_and_the_whole_deck():
     assert rules.parse_bulls("0") == 0
     assert rules.parse_bulls(" 171 ") == 171
     assert rules.parse_bulls(12) == 12
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "9" * 5000,
+        "1" + "0" * 4999,
+        "²",
+        "٣",
+        "\U0001d7d7",
+        "-1",
+        "+1",
+        "1.0",
+        "1e3",
+        "",
+        " ",
+        "0x1",
+    ],
+)
+def test_numbers_from_outside_are_bounded_before_they_are_converted(value):
+    """int() would raise on 5,000 digits and on "²", and take "٣" as 3: none is a number."""
+    assert rules.whole_number(value, 1, 10**6) is None
+    with pytest.raises(RuleError):
+        rules.parse_bulls(value)
+    with pytest.raises(RuleError):
+        rules.parse_row_choice(value)
+    with pytest.raises(RuleError):
+        rules.parse_card(value)
+
+
+def test_a_whole_number_may_carry_spaces_and_leading_zeros():
+    assert rules.whole_number(" 007 ", 1, 10) == 7
+    assert rules.whole_number("000", 0, 10) == 0
+    assert rules.whole_number("0" * 4999 + "1", 1, 10) == 1  # no int() of 5,000 digits
+    assert rules.whole_number("11", 1, 10) is None
+    assert rules.whole_number("0", 1, 10) is None

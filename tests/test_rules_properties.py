@@ -139,3 +139,24 @@ def test_a_whole_game_conserves_cards_and_bulls(rng, players):
     assert sorted(on_piles + table_cards(game.rows)) == sorted(dealt)
     assert sum(game.bulls().values()) + pile_bulls(table_cards(game.rows)) == pile_bulls(dealt)
     check_rows(game.rows)
+
+
+@given(st.text(), st.integers(0, 2**64), st.integers(0, 2**64))
+def test_whole_number_never_raises_and_agrees_with_int(text, low, high):
+    """Any text is a number in range (what int() makes of its ASCII digits) or None."""
+    from companion.rules import whole_number
+
+    number = whole_number(text, low, high)
+    digits = text.strip()
+    if digits.isascii() and digits.isdigit() and low <= int(digits) <= high:
+        assert number == int(digits)
+    else:
+        assert number is None
+
+
+@given(st.integers(0, 2**70), st.integers(0, 2**64), st.integers(0, 2**64))
+def test_whole_number_reads_every_number_in_range(value, low, high):
+    from companion.rules import whole_number
+
+    expected = value if low <= value <= high else None
+    assert whole_number(f" {value:0>8} ", low, high) == expected

@@ -1,0 +1,146 @@
+"""What the companion accepts from the network: its own names, its own pages' writes, ids
+that fit the database.
+
+- **Host.** Only requests for the companion's own names are served (Flask's
+  ``TRUSTED_HOSTS``): this machine's LAN address and host name, localhost, the host of
+  ``PUBLIC_URL`` and any listed in ``TRUSTED_HOSTS``; ports do not matter. Any other
+  name is a 400. Otherwise a web page whose host name an attacker makes resolve to the
+  companion (DNS rebinding) would be served as if it were the companion's own page,
+  cookies, CSRF token, backup and all.
+- **Origin.** A write (POST, PUT, PATCH, DELETE) whose ``Origin``, or else ``Referer``,
+  names another site is a 403: Flask-WTF checks them only over HTTPS. Requests with
+  neither (curl, old browsers) still need the CSRF token of a form, as before.
+- **Ids.** Every ``<int:…>`` in a route is ``BoundedInt``: an id too long or too large
+  for SQLite is a 404 like any id that does not exist, never an ``OverflowError`` (or,
+  past 4,300 digits, a ``ValueError``) from converting it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from flask import Flask, current_app, render_template, request
+from flask_babel import gettext
+from werkzeug.exceptions import Forbidden, SecurityError
+from werkzeug.routing import IntegerConverter, ValidationError
+from werkzeug.sansio.utils import host_is_trusted
+
+from companion import wants_json
+from companion.models import MAX_ID
+from companion.serve import lan_address
+
+ID_DIGITS = len(str(MAX_ID))
+# Loopback names. IPv6 literals cannot be listed: Werkzeug's host check cuts a trusted
+# name at its first colon, so "[::1]" never matches; phones use IPv4 or a name anyway.
+LOOPBACK = ("localhost", "127.0.0.1")
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class BoundedInt(IntegerConverter):
+    """Werkzeug's ``int`` converter, at most ``MAX_ID`` and bounded before converting."""
+
+    def __init__(self, map, fixed_digits=0, min=None, max=MAX_ID, signed=False):
+        super().__init__(map, fixed_digits, min, max, signed)
+
+    def to_python(self, value: str) -> int:
+        """The id, or ValidationError (no route matches: 404) when it is out of range."""
+        if len(value.lstrip("-")) > ID_DIGITS:  # leading zeros count for int() too
+            raise ValidationError()
+        return super().to_python(value)
+
+
+class CrossSite(Forbidden):
+    """A write sent from another site's page."""
+
+    description = "This request was sent from another site."
+
+
+def init_app(app: Flask) -> None:
+    """Bound ids, trust only the companion's names, refuse cross-site writes.
+
+    Call it before the blueprints are registered (their routes use the converter) and
+    before CSRF protection (a cross-site write is a 403, whatever its token).
+    """
+    app.url_map.converters["int"] = BoundedInt
+    app.config["TRUSTED_HOSTS"] = own_names(app.config)
+    app.before_request(refuse_cross_site)
+    app.register_error_handler(SecurityError, untrusted_host)
+    app.register_error_handler(CrossSite, cross_site)
+
+
+def own_names(config) -> list[str]:
+    """The host names this companion answers to (see the module docstring)."""
+    machine = socket.gethostname()
+    names = [*LOOPBACK, lan_address(), machine, f"{machine}.local"]  # .local: mDNS
+    public = str(config.get("PUBLIC_URL") or "")
+    if public:
+        names.append(urlsplit(public if "//" in public else f"//{public}").hostname or "")
+    names += listed(config.get("TRUSTED_HOSTS"))
+    return sorted({name.strip().lower() for name in names if name and name.strip()})
+
+
+def listed(value: object) -> Iterable[str]:
+    """Names from the TRUSTED_HOSTS setting: a list, or text separated by commas."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value.split(",")
+    if isinstance(value, list | tuple | set):
+        return [str(name) for name in value]
+    return str(value).split(",")
+
+
+def refuse_cross_site() -> None:
+    """Refuse (403) a write whose Origin, or else Referer, is not one of our names."""
+    if request.method not in UNSAFE_METHODS:
+        return
+    origin = request.headers.get("Origin")
+    source = origin if origin is not None else request.headers.get("Referer")
+    if source and not is_own(source):
+        raise CrossSite()
+
+
+def is_own(url: str) -> bool:
+    """True when ``url`` (an Origin or a Referer) is on one of the companion's names."""
+    parts = urlsplit(url)  # an opaque origin ("null") has no host: not ours
+    return parts.scheme in {"http", "https"} and host_is_trusted(
+        parts.netloc, current_app.config["TRUSTED_HOSTS"]
+    )
+
+
+def untrusted_host(error: SecurityError):
+    """A request for a name that is not the companion's: say which address to open."""
+    host = request.environ.get("HTTP_HOST", "")[:100]
+    message = gettext(
+        "The companion does not answer to the name “%(host)s”: a web page elsewhere could "
+        "use such a name to reach it. Open %(url)s instead, or add the name to "
+        "COMPANION_TRUSTED_HOSTS and restart the companion.",
+        host=host,
+        url=own_address(),
+    )
+    if wants_json():
+        return {"error": message}, 400
+    # No url_for here: URLs are built for a trusted host only. The page stands alone.
+    return render_template("errors/host.html", message=message), 400
+
+
+def cross_site(error: CrossSite):
+    """A write sent from another site's page (a cross-site request forgery)."""
+    if wants_json():
+        return {"error": gettext("Requests from other sites are refused.")}, 403
+    return render_template("errors/cross_site.html"), 403
+
+
+def own_address() -> str:
+    """Where phones reach the companion: PUBLIC_URL, else the LAN address and port."""
+    public = current_app.config.get("PUBLIC_URL")
+    if public:
+        return str(public)
+    port = request.environ.get("SERVER_PORT", "80")
+    return f"http://{lan_address()}" + ("" if port in {"80", ""} else f":{port}") + "/"
