@@ -1,5 +1,7 @@
 """The app shell: configuration, health, errors, headers, languages and fragments."""
 
+import base64
+import hashlib
 import json
 import logging.config
 import stat
@@ -11,7 +13,7 @@ from alembic.migration import MigrationContext
 from flask_migrate import upgrade
 from sqlalchemy import inspect, text
 
-from companion import create_app
+from companion import create_app, pages
 from companion.db import db
 from companion.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION, render
 from companion.serve import parse_args, phone_url, print_qr
@@ -369,3 +371,18 @@ def test_database_is_sqlite_with_foreign_keys(app):
     """SQLite connections enforce foreign keys."""
     with app.app_context():
         assert db.session.execute(text("PRAGMA foreign_keys")).scalar() == 1
+
+
+def test_the_pinned_htmx_copy_is_served_for_a_year(client):
+    """The npm copy that make run installs is served with the CDN copy's SRI-checked bytes."""
+    with client.get(f"/vendor/htmx.min.js?v={HTMX_VERSION}") as response:
+        assert response.status_code == 200
+        assert response.mimetype in ("application/javascript", "text/javascript")
+        assert response.cache_control.max_age == 365 * 24 * 60 * 60
+        digest = base64.b64encode(hashlib.sha384(response.get_data()).digest()).decode()
+    assert f"sha384-{digest}" == HTMX_INTEGRITY
+
+
+def test_without_the_htmx_copy_the_fallback_is_a_plain_404(client, monkeypatch, tmp_path):
+    monkeypatch.setattr(pages, "HTMX_COPY", tmp_path)
+    assert client.get("/vendor/htmx.min.js").status_code == 404

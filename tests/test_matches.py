@@ -574,3 +574,111 @@ def test_the_first_start_after_an_upgrade_derives_missing_statistics(client, app
         fill_statistics()
         rows = db.session.execute(db.select(PlayerMatchStat.player_id, PlayerMatchStat.won)).all()
     assert sorted(rows) == sorted([(ids[0], True), (ids[1], False)])
+
+
+# --- setting up at the table: tap to seat, rematch, who am I -----------------------
+
+
+def seat_buttons(html: str) -> list[tuple[str, str]]:
+    """(seat number shown, player name) of every seat button, in page order."""
+    return re.findall(
+        r'class="seat-pick[^"]*"[^>]*>\s*<span class="seat-number"[^>]*>(\d*)</span>'
+        r'<span class="name"[^>]*>([^<]+)</span>',
+        html,
+    )
+
+
+def test_tapping_names_seats_players_in_order_and_again_gives_the_seat_back(client, app):
+    """Each tap posts the form back to /matches/new: nothing is stored, the seats change."""
+    anna, _ben, cleo = add_players(client, "Anna", "Ben", "Cleo")
+    before = table_snapshot(app)
+    form = {"end_kind": "at_least", "end_value": "50", "deck": "standard"}
+    page = client.post("/matches/new", data={**form, "tap": str(cleo)}).text
+    assert seat_buttons(page) == [("", "Anna"), ("", "Ben"), ("1", "Cleo")]
+    seats = {"seat_1": str(cleo)}
+    page = client.post("/matches/new", data={**form, **seats, "tap": str(anna)}).text
+    assert seat_buttons(page) == [("2", "Anna"), ("", "Ben"), ("1", "Cleo")]
+    assert f'name="seat_1" value="{cleo}"' in page and f'name="seat_2" value="{anna}"' in page
+    assert 'value="at_least" selected' in page and 'value="50"' in page  # the rules stay
+    # Tapping Cleo again gives her seat back: Anna moves up to seat 1.
+    seats = {"seat_1": str(cleo), "seat_2": str(anna)}
+    page = client.post("/matches/new", data={**form, **seats, "tap": str(cleo)}).text
+    assert seat_buttons(page) == [("1", "Anna"), ("", "Ben"), ("", "Cleo")]
+    assert table_snapshot(app) == before
+
+
+def test_tapping_seats_as_a_fragment_for_htmx(client):
+    """htmx gets only the form section back; Vary tells caches the two answers apart."""
+    (anna,) = add_players(client, "Anna")
+    response = client.post("/matches/new", data={"tap": str(anna)}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert response.text.lstrip().startswith('<section aria-labelledby="new-heading"')
+    assert "HX-Request" in response.headers["Vary"]
+
+
+@pytest.mark.parametrize("tap", ["999", "x", "9" * 5000, ""])
+def test_tapping_an_unknown_player_seats_nobody(client, app, tap):
+    add_players(client, "Anna")
+    before = table_snapshot(app)
+    response = client.post("/matches/new", data={"tap": tap})
+    assert response.status_code == (422 if tap else 200)
+    assert seat_buttons(response.text) == [("", "Anna")]
+    assert table_snapshot(app) == before
+
+
+def test_an_eleventh_tap_is_refused(client):
+    ids = add_players(client, *[f"P{i}" for i in range(11)])
+    seats = {f"seat_{seat}": str(pid) for seat, pid in enumerate(ids[:10], 1)}
+    response = client.post("/matches/new", data={**seats, "tap": str(ids[10])})
+    assert response.status_code == 422
+    assert "Seat 2 to 10 players" in response.text
+    seated = {name: number for number, name in seat_buttons(response.text)}
+    assert [seated[f"P{i}"] for i in range(11)] == [*map(str, range(1, 11)), ""]
+
+
+def test_rematch_starts_the_same_seats_and_rules_in_one_tap(client, app):
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    old = start_match(client, [ids[2], ids[0], ids[1]], end_kind="games", end_value=1, deck="pro")
+    score_game(client, old, {ids[0]: 3, ids[1]: 5, ids[2]: 8})
+    assert "Rematch" in client.get(f"/matches/{old}").text  # offered once it is over
+    assert "Rematch" in client.get("/").text
+    other_phone = app.test_client()  # any phone may ask; it then holds the new match's link
+    response = other_phone.post(f"/matches/{old}/rematch")
+    assert response.status_code == 303
+    new = int(re.search(r"/matches/(\d+)$", response.headers["Location"]).group(1))
+    with app.app_context():
+        before, after = db.session.get(Match, old), db.session.get(Match, new)
+        assert [seat.player_id for seat in after.seats] == [ids[2], ids[0], ids[1]]
+        assert (after.end_kind, after.end_value, after.pro) == ("games", 1, True)
+        assert after.created_at >= before.created_at and after.games == []
+    assert start_game(other_phone, new, [1, 2, 3, 4]).status_code == 303
+
+
+def test_rematch_of_an_unknown_match_is_404(client):
+    assert client.post("/matches/999/rematch").status_code == 404
+
+
+def test_i_am_is_offered_as_soon_as_the_match_exists(client, trio):
+    _, match_id = trio
+    page = client.get(f"/matches/{match_id}").text
+    assert "Everyone on their own phone? Who are you?" in page
+    assert page.count('name="player" value=') == 3
+    assert "The four face-up starting cards" in page
+
+
+def test_the_home_page_lists_matches_being_played_apart_from_finished_ones(client):
+    anna, ben = add_players(client, "Anna", "Ben")
+    finished = start_match(client, [anna, ben], end_kind="games", end_value=1)
+    score_game(client, finished, {anna: 12, ben: 3})
+    playing = start_match(client, [ben, anna])
+    score_game(client, playing, {anna: 10, ben: 20})
+    start_game(client, playing, [12, 24, 37, 40])
+    enter_round(client, playing, {anna: 41, ben: 42})
+    page = client.get("/").text
+    being_played = page.split("Being played")[1].split("Finished")[0]
+    done = page.split("Finished")[1]
+    assert f"Match {playing}" in being_played and f"Match {finished}" not in being_played
+    assert "Game 2 · round 2 of 10" in being_played
+    assert "leading: Anna" in being_played and f'href="/matches/{playing}">Continue' in being_played
+    assert f"Match {finished}" in done and "Winner: Ben" in done
+    assert f'action="/matches/{finished}/rematch"' in done
