@@ -92,7 +92,7 @@ def test_an_evening_at_the_table_in_french(french, browser, live_server, artifac
         page.get_by_label(name, exact=True).fill(str(card))
     page.get_by_role("button", name="Poser les cartes").click()
     page.get_by_role("heading", name="Manche 1 · tour 2 sur 10").wait_for()
-    assert "43 va dans la rangée 4" in plain(explained_steps(page).nth(2).inner_text())
+    assert "43 va dans la rangée 4" in plain(explained_steps(page)[2])
     looks_right(page, artifacts, "match-round")
 
     for name, card in zip(names, [39, 44, 3], strict=True):
@@ -107,7 +107,7 @@ def test_an_evening_at_the_table_in_french(french, browser, live_server, artifac
 
     page.get_by_role("button", name=re.compile(r"^Ramasser la rangée 1\b")).click()
     page.get_by_role("heading", name="Manche 1 · tour 3 sur 10").wait_for()
-    first = plain(explained_steps(page).first.inner_text())
+    first = plain(explained_steps(page)[0])
     assert f"{chloe} a choisi la rangée 1 et ramasse 1 carte, 1 tête de bœuf" in first
     looks_right(page, artifacts, "match-taken")
 

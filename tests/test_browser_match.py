@@ -45,14 +45,17 @@ def enter_cards(page, cards: dict[str, int], button: str) -> None:
     page.get_by_role("button", name=button).click()
 
 
-def explained_steps(page):
-    """The round's steps, explained card by card: one tap on "Why?" opens them."""
-    explain = page.locator("details.explain")
-    if explain.get_attribute("open") is None:
-        explain.locator("summary").click()
+def explained_steps(page) -> list[str]:
+    """The round's steps, each card explained: one tap on "Why?". With htmx they open
+    under the link; without JavaScript on the round's replay, and the phone goes back."""
+    match_url = page.url
+    page.locator("a.explain").click()
     steps = page.locator(".step")
     steps.first.wait_for()
-    return steps
+    texts = steps.all_inner_texts()
+    if page.url.split("#")[0] != match_url.split("#")[0]:
+        page.go_back()
+    return texts
 
 
 def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
@@ -68,7 +71,7 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     page.get_by_role("heading", name="Game 1 · round 1 of 10").wait_for()
     enter_cards(page, {anna: 41, ben: 42, cleo: 43}, "Place the cards")
     page.get_by_role("heading", name="Game 1 · round 2 of 10").wait_for()
-    assert "43 goes to row 4" in explained_steps(page).nth(2).inner_text()
+    assert "43 goes to row 4" in explained_steps(page)[2]
 
     enter_cards(page, {anna: 39, ben: 44, cleo: 3}, "Place the cards")
     choice = page.locator(".row-choice")
@@ -78,7 +81,7 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     page.screenshot(path=artifacts / f"match-choice-{tag}.png", full_page=True)
     page.get_by_role("button", name=re.compile(r"^Take row 2\b")).click()
     page.locator(".round-summary").wait_for()
-    assert f"{cleo} chose row 2" in explained_steps(page).first.inner_text()
+    assert f"{cleo} chose row 2" in explained_steps(page)[0]
 
     # Undo the choice: the round waits for Cleo again; then she takes row 1.
     page.get_by_role("link", name="Undo…").click()
@@ -87,8 +90,8 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     page.get_by_role("button", name=re.compile(r"^Take row 1\b")).click()
     page.get_by_role("heading", name="Game 1 · round 3 of 10").wait_for()
     steps = explained_steps(page)
-    assert f"{cleo} chose row 1" in steps.first.inner_text()
-    assert "44 goes to row 4" in steps.nth(2).inner_text()
+    assert f"{cleo} chose row 1" in steps[0]
+    assert "44 goes to row 4" in steps[2]
 
     # A wrong card is refused next to its field, and nothing is lost.
     enter_cards(page, {anna: 12, ben: 50, cleo: 60}, "Place the cards")

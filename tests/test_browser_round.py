@@ -52,12 +52,16 @@ def assert_round_at_a_glance(page, number: int) -> None:
     expect(summary.locator("h2")).to_contain_text(f"Round {number},")
     assert page.evaluate("scrollY") == 0
     assert in_view(summary), summary.bounding_box()
-    assert in_view(page.locator(".live-rows .table-rows"))
     if number < 10:
-        first_field = page.locator(".round-form input:not([type=hidden])").first
-        expect(first_field).to_be_focused()
-        assert in_view(first_field)
-        assert in_view(page.locator(".round-form button[type=submit]"))
+        assert in_view(page.locator(".live-rows .table-rows"))
+        form = page.locator(".round-form")
+    else:  # the game's bulls under its last round, then the next game's starting cards
+        assert in_view(page.locator(".game-end"))
+        form = page.locator("#entry form").first
+    first_field = form.locator("input:not([type=hidden])").first
+    expect(first_field).to_be_focused()
+    assert in_view(first_field)
+    assert in_view(form.locator("button[type=submit]"))
 
 
 @pytest.mark.parametrize("players", [2, 4, 6])
@@ -118,6 +122,7 @@ def test_the_too_low_choice_opens_at_the_top_wherever_the_page_was(page, live_se
     page.get_by_role("button", name="Place the cards").click()
     heading = page.locator(".row-choice h2")
     heading.wait_for()
+    page.wait_for_function("scrollY === 0", timeout=2000)  # htmx shows the top after the swap
     box = heading.bounding_box()
     assert 0 <= box["y"] <= 200, box
     suggested = page.locator("button.choice.is-suggested")
@@ -237,7 +242,8 @@ def test_cards_100_to_104_never_wrap(browser, live_server, artifacts, lang):
         assert_single_line_cards(page)
         page.locator("button.choice").first.click()
         page.locator(".round-summary").wait_for()
-        page.locator("details.explain summary").click()
+        page.locator("a.explain").click()
+        page.locator(".round-summary .steps").wait_for()
         assert_single_line_cards(page)
         page.screenshot(path=artifacts / f"cards-100-{lang}.png", full_page=True)
         tv = phone.browser.new_page(viewport={"width": 1280, "height": 720})

@@ -242,7 +242,8 @@ def test_table_view_shows_rows_steps_and_score(client, app, table):
     _, watch_token = tokens(app, match_id)
     tv = phone(app, match_id, watch_token)
     page = tv.get(f"/matches/{match_id}/table").get_data(as_text=True)
-    assert "Row 4" in page and "43 goes to row 4" in page and "Total" in page
+    assert "Row 4" in page and "Round 1, lowest card first" in page and "Total" in page
+    assert re.search(r'<span class="placed-card">43</span> row 4', page)
     assert 'hx-trigger="every 2s' in page
 
 

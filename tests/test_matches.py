@@ -97,7 +97,11 @@ def test_a_too_low_choice_and_a_sixth_card_at_the_table(client, trio):
     assert state.current.table.rows == ((3, 4), (24,), (37, 39), (45, 50))
     assert state.current.bulls == {anna: 11, ben: 0, cleo: 1}
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
-    assert "45 would be the 6th card in row 4: Anna takes 5 cards, 11 bulls." in page
+    assert "Anna took row 4: 11 bulls" in page
+    # The explanation is one tap away: the round's replay.
+    explain = re.search(r'class="explain" href="([^"#]+)', page).group(1)
+    explained = client.get(explain.replace("&amp;", "&")).get_data(as_text=True)
+    assert "45 would be the 6th card in row 4: Anna takes 5 cards, 11 bulls." in explained
 
 
 # --- too-low choices ---------------------------------------------------------

@@ -2,6 +2,7 @@
 and shown."""
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -517,7 +518,11 @@ def test_a_match_at_the_table_speaks_french(client):
     assert not english_leftovers(page, "fr"), english_leftovers(page, "fr")
 
     assert choose(client, match_id, ids[0], 1).status_code == 303
-    page = Page(client.get(f"/matches/{match_id}", headers=FR).text)
+    html = client.get(f"/matches/{match_id}", headers=FR).text
+    assert "Anna a ramassé la rangée 1 : 3 têtes de bœuf" in Page(html).text
+    # Each card's explanation is one tap away, on the round's replay ("Pourquoi ?").
+    explain = re.search(r'class="explain" href="([^"#]+)', html).group(1)
+    page = Page(client.get(unescape(explain), headers=FR).text)
     for words in [
         "3 est plus petit que toutes les fins de rangée (10, 20, 30, 40) : Anna a choisi "
         "la rangée 1 et ramasse 1 carte, 3 têtes de bœuf.",
