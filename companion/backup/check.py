@@ -15,7 +15,15 @@ from typing import Any
 
 from companion import rules
 from companion.backup.document import FORMAT, VERSION, match_identity
-from companion.backup.fields import BackupError, cards_of, object_with, time_of, value_of
+from companion.backup.fields import (
+    BackupError,
+    cards_of,
+    object_with,
+    shown,
+    time_of,
+    value_of,
+)
+from companion.backup.parse import load
 from companion.models import Score
 from companion.players import clean_name, name_key
 from companion.rules import N_
@@ -81,7 +89,9 @@ def read_backup(raw: bytes) -> Backup:
             started = entry.get("created_at") if isinstance(entry, dict) else None
             if isinstance(started, str) and started[:10]:
                 raise error.at(
-                    N_("Match %(number)d (started %(date)s)"), number=number, date=started[:10]
+                    N_("Match %(number)d (started %(date)s)"),
+                    number=number,
+                    date=shown(started, 10),
                 ) from None
             raise error.at(N_("Match %(number)d"), number=number) from None
     check_distinct(matches)
@@ -91,7 +101,7 @@ def read_backup(raw: bytes) -> Backup:
 def read_header(raw: bytes) -> dict:
     """The file as JSON, if it is a backup of a format version this companion reads."""
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = load(raw)
     except UnicodeDecodeError:
         raise BackupError(
             N_("This is not a backup of the companion: it is not text (UTF-8).")
@@ -136,12 +146,14 @@ def read_players(entries: list) -> list[PlayerIn]:
             cleaned, reason = clean_name(name)  # reason: already in the page's language
             if reason is not None:
                 raise BackupError(
-                    N_("“%(name)s” is not a usable name: %(reason)s"), name=name[:40], reason=reason
+                    N_("“%(name)s” is not a usable name: %(reason)s"),
+                    name=shown(name),
+                    reason=reason,
                 )
             if cleaned != name:
                 raise BackupError(
                     N_("“%(name)s” has spaces at its start or end, or two in a row."),
-                    name=name[:40],
+                    name=shown(name),
                 )
             if name_key(name) in keys:
                 raise BackupError(
@@ -189,7 +201,7 @@ def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
     for seat in seats:
         if not isinstance(seat, str) or seat not in names:
             raise BackupError(
-                N_("The seat “%(name)s” is not a player of the players list."), name=str(seat)[:40]
+                N_("The seat “%(name)s” is not a player of the players list."), name=shown(seat)
             )
     if len(set(seats)) != len(seats):
         raise BackupError(N_("A player has two seats."))
@@ -299,13 +311,14 @@ def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict
     for player, row in choices.items():
         if player not in seats:
             raise BackupError(
-                N_("A row choice for “%(name)s”, who has no seat in this match."), name=player[:40]
+                N_("A row choice for “%(name)s”, who has no seat in this match."),
+                name=shown(player),
             )
         if not isinstance(row, int) or isinstance(row, bool) or not 1 <= row <= rules.ROWS:
             raise BackupError(
                 N_("%(player)s's row choice is %(row)s: rows are 1, 2, 3 or 4."),
                 player=player,
-                row=json.dumps(row)[:12],
+                row=shown(json.dumps(row), 12),
             )
     return cards, choices
 
