@@ -17,6 +17,7 @@ from flask_babel import gettext
 from sqlalchemy import func, select
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from companion.backup.apart import import_raw
 from companion.backup.check import read_backup
 from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
@@ -78,7 +79,7 @@ def import_file():
     if upload is None or not upload.filename:
         return backup_page({"file": gettext("Choose a backup file to import.")}), 422
     try:
-        report = import_backup(read_backup(upload.read()))
+        report = import_raw(upload.read())
     except BackupError as error:
         return backup_page({"file": error.message(gettext)}), 422
     session[REPORT_KEY] = report.as_dict()
@@ -132,13 +133,22 @@ def import_command(file: str) -> None:
     except OSError as error:
         raise click.ClickException(f"Cannot read {file}: {error.strerror}.") from None
     try:
-        report = import_backup(read_backup(raw))
+        report = import_backup(read_backup(raw), waiting=say_waiting)
     except BackupError as error:
         raise click.ClickException(error.message()) from None
     click.echo(
         f"Players: {report.players_added} added, {report.players_kept} already here. "
         f"Matches: {report.matches_added} added, {report.matches_kept} already here "
         "(skipped)."
+    )
+
+
+def say_waiting(seconds: float) -> None:
+    """Tell the command line why a big import has not started writing yet."""
+    click.echo(
+        "Someone is playing: waiting for a quiet moment to write "
+        f"(it takes about {max(1, round(seconds))} s). Ctrl+C stops, importing nothing.",
+        err=True,
     )
 
 

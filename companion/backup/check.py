@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from companion import rules
+from companion import figures, rules
+from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.document import FORMAT, VERSION, match_identity
 from companion.backup.fields import (
     BackupError,
@@ -24,10 +25,9 @@ from companion.backup.fields import (
     value_of,
 )
 from companion.backup.parse import load
-from companion.models import Score
+from companion.figures import GameRow, NemesisRow
 from companion.players import clean_name, name_key
 from companion.rules import N_
-from companion.state import score_bulls
 
 
 @dataclass
@@ -40,6 +40,8 @@ class GameIn:
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
     scores: list[int | list[int]] = field(default_factory=list)
     results: dict[str, int] | None = None
+    # The statistics rows of a finished game, with names for players and 0 for ids.
+    figures: tuple[list[GameRow], list[NemesisRow]] = ((), ())
 
 
 @dataclass
@@ -241,11 +243,33 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
 
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
     """Replay the rounds through the rules; a missing row choice only in the last one."""
+    try:
+        game.rounds, results = quick_rounds(game.starting, entries, seats, deck)
+    except NotQuick:
+        game.rounds, results = careful_rounds(game.starting, entries, seats, deck)
+    if len(results) == rules.HAND_SIZE and results[-1].pending is None:
+        bulls = dict.fromkeys(seats, 0)
+        for result in results:
+            for step in result.steps:
+                if step.bulls:  # most cards are placed, taking nothing
+                    bulls[step.player] += step.bulls
+        finish(game, bulls, rules.GameState(results[-1].rows, {}, tuple(results)))
+    return game
+
+
+def finish(game: GameIn, bulls: dict[str, int], table: rules.GameState | None) -> None:
+    """A finished game's bulls and statistics (by name, for now: ids come on import)."""
+    game.results = bulls
+    game.figures = figures.game_rows(0, 0, bulls, table)
+
+
+def careful_rounds(starting: list[int], entries: list, seats: list[str], deck: int):
+    """The rounds checked one by one with the rules' own checks, which word any problem."""
     if len(entries) > rules.HAND_SIZE:
         raise BackupError(N_("A game has at most 10 rounds, not %(count)d."), count=len(entries))
-    table = rules.Table([(card,) for card in game.starting])
+    table = rules.Table([(card,) for card in starting])
     played: set[int] = set()
-    bulls = dict.fromkeys(seats, 0)
+    rounds, results = [], []
     for number, entry in enumerate(entries, 1):
         try:
             if table.pending is not None:  # only the newest round can wait for a choice
@@ -262,7 +286,7 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                 deck=deck,
                 players=seats,
                 played=played,
-                starting=game.starting,
+                starting=starting,
             )
         except rules.RuleError as error:
             raise BackupError(error.template, **error.params).at(
@@ -270,13 +294,10 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
             ) from None
         except BackupError as error:
             raise error.at(N_("round %(number)d"), number=number) from None
-        game.rounds.append((cards, choices))
+        rounds.append((cards, choices))
+        results.append(result)
         played.update(cards)
-        for player, count in result.bulls_by_player().items():
-            bulls[player] += count
-    if len(entries) == rules.HAND_SIZE and table.pending is None:
-        game.results = bulls
-    return game
+    return rounds, results
 
 
 def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> rules.RoundResult:
@@ -343,7 +364,7 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                 if card in seen:
                     raise BackupError(N_("%(card)d is entered twice."), card=card)
                 seen.add(card)
-            score = Score(cards=",".join(map(str, entry)))
+            results[player] = rules.pile_bulls(entry)
         else:
             if not isinstance(entry, int) or isinstance(entry, bool):
                 raise BackupError(
@@ -351,12 +372,11 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                     player=player,
                 )
             try:
-                score = Score(bulls=rules.parse_bulls(entry, deck))
+                results[player] = rules.parse_bulls(entry, deck)
             except rules.RuleError as error:
                 raise BackupError(error.template, **error.params) from None
         game.scores.append(entry)
-        results[player] = score_bulls(score)
-    game.results = results
+    finish(game, results, None)
     return game
 
 

@@ -28,6 +28,10 @@ class BackupError(ValueError):
         self.template, self.where, self.params = template, where, params
         super().__init__(self.message())
 
+    def __reduce__(self):
+        """Pickled whole (an import in a helper process raises it to the server's)."""
+        return _rebuild, (self.template, self.where, self.params)
+
     def message(self, gettext: Gettext = _identity) -> str:
         """The message in the language of ``gettext``, prefixed by where it happened."""
         text = gettext(self.template) % self.params
@@ -39,6 +43,11 @@ class BackupError(ValueError):
         self.where = ((template, params), *self.where)
         self.args = (self.message(),)
         return self
+
+
+def _rebuild(template: str, where: tuple, params: dict) -> BackupError:
+    """A BackupError from its parts (unpickling)."""
+    return BackupError(template, where, **params)
 
 
 # What a field must be: one whole message per kind, so each translates as a sentence.
