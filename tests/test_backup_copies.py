@@ -203,13 +203,19 @@ def test_nothing_automatic_without_a_database_file(tmp_path):
     assert "The database is not an SQLite file, so the companion makes no copies" in page
 
 
-def test_the_server_makes_the_days_copy_when_it_starts(workers):  # noqa: F811
-    _server, _base, app = workers
+def servers_copy(app) -> Path:
+    """The day's copy that the real server makes when it starts (waiting for it)."""
     folder = database_of(app).parent / "backups"
     deadline = time.monotonic() + 30
     while not list(folder.glob("daily-*.sqlite")) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert [path.name for path in folder.glob("daily-*.sqlite")] == [f"daily-{date.today()}.sqlite"]
+    (copy,) = folder.glob("daily-*.sqlite")
+    return copy
+
+
+def test_the_server_makes_the_days_copy_when_it_starts(workers):  # noqa: F811
+    _server, _base, app = workers
+    assert servers_copy(app).name == f"daily-{date.today()}.sqlite"
 
 
 # --- the backup page lists them --------------------------------------------------------
@@ -332,11 +338,6 @@ def test_restore_refuses_a_bad_file_in_one_line(app, saved, make, message):
 
 def test_restore_waits_for_the_server_to_stop(workers):  # noqa: F811
     _server, _base, app = workers
-    folder = database_of(app).parent / "backups"
-    deadline = time.monotonic() + 30
-    while not list(folder.glob("daily-*.sqlite")) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    (copy,) = folder.glob("daily-*.sqlite")
-    result = app.test_cli_runner().invoke(args=["restore", "--yes", str(copy)])
+    result = app.test_cli_runner().invoke(args=["restore", "--yes", str(servers_copy(app))])
     assert result.exit_code == 1
     assert "The server is running. Stop it first" in result.output

@@ -11,6 +11,7 @@ import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from datetime import datetime
 
 import pytest
 from conftest import TESTS, make_app
@@ -18,8 +19,8 @@ from driver import add_players, choose, pending_of, start_match
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_backup import export, household, shifted, snapshot, upload
+from test_browser_history import simulated_game
 
-from companion import rules
 from companion.backup import apart, load
 from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.check import careful_rounds, read_backup
@@ -191,25 +192,6 @@ def test_ids_follow_the_matches_already_there(app, tmp_path):
 # --- the quick check agrees with the careful one ---------------------------------------
 
 
-def simulated_game(rng: random.Random, seats: list[str]) -> tuple[list[int], list[dict]]:
-    """A legal game as the file holds it: starting cards and rounds."""
-    cards = rng.sample(range(1, 105), 10 * len(seats) + 4)
-    starting, hands = cards[:4], [cards[4 + 10 * i : 14 + 10 * i] for i in range(len(seats))]
-    table = rules.Table([(card,) for card in starting])
-    rounds = []
-    for turn in range(rules.HAND_SIZE):
-        plays = [(name, hands[seat][turn]) for seat, name in enumerate(seats)]
-        table.start_round(plays)
-        choices: dict[str, int] = {}
-        while (pending := table.run(choices)) is not None:
-            choices[pending.player] = rng.randint(1, 4)
-        entry: dict = {"cards": [card for _, card in plays]}
-        if choices:
-            entry["choices"] = choices
-        rounds.append(entry)
-    return starting, rounds
-
-
 MUTATIONS = st.sampled_from(
     ["none", "swap", "duplicate", "drop choices", "extra choice", "bool", "cut", "string"]
 )
@@ -242,8 +224,8 @@ def mutate(rounds: list[dict], how: str, rng: random.Random) -> list[dict]:
 def test_the_quick_check_accepts_only_what_the_careful_one_accepts(seed, players, how):
     rng = random.Random(seed)
     seats = list("ABCDEFGHIJ"[:players])
-    starting, rounds = simulated_game(rng, seats)
-    rounds = mutate(rounds, how, rng)
+    game = simulated_game(rng, seats, datetime(2025, 1, 31, 20))
+    starting, rounds = game["starting"], mutate(game["rounds"], how, rng)
     try:
         careful = careful_rounds(starting, rounds, seats, 104)
     except BackupError:
