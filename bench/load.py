@@ -291,12 +291,15 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(database_url: str, port: int, workers: int | None) -> subprocess.Popen:
+def start_server(
+    database_url: str, port: int, workers: int | None, settings: dict | None = None
+) -> subprocess.Popen:
     """The real server, as `make run` starts it, on loopback with its own database."""
     env = {
         **os.environ,
         "COMPANION_DATABASE_URL": database_url,
         "COMPANION_SECRET_KEY": "load-bench",
+        **(settings or {}),
     }
     command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
     if workers is not None:

@@ -120,10 +120,16 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(app, listener: socket.socket) -> None:
     """Answer requests on the shared socket with waitress, in this process."""
+    # Late: the backup package imports the blueprints, and links imports this module.
+    from companion.backup.copies import copy_daily_in_background, database_file
+    from companion.backup.restore import hold_serving_lock
+
+    checkpoint_in_background(app)
+    hold_serving_lock(database_file(app))  # `flask restore` waits for the server to stop
+    copy_daily_in_background(app)  # instance/backups/ (companion.backup.copies)
     # Every phone at every table keeps a connection open while it polls; waitress
     # allows only 100 by default, which a few busy tables would use up. It waits on
     # select(), which cannot watch more than 1024 descriptors: stay well below.
-    checkpoint_in_background(app)
     waitress.serve(app, sockets=[listener], threads=THREADS, connection_limit=900)
 
 

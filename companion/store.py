@@ -4,20 +4,27 @@
 into an ``Entry`` of new rows; ``store`` writes them only if the match is still at the
 checked version, raising ``version`` (and ``table_version`` unless the entry is only
 hidden cards). ``save`` commits what an undo changed in the session. Both refresh the
-derived results and statistics when a game may have finished or reopened.
+derived results and statistics when a game may have finished or reopened; an entry
+that ends its match sends ``match_finished`` once it is stored.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from blinker import Namespace
+from flask import current_app
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion.db import db
-from companion.derived import refresh_match
+from companion.derived import PlayerMatchStat, refresh_match
 from companion.models import Game, Match, PendingCard
 from companion.state import MatchState, game_state, sync_results
+
+# Sent (with the app and match_id) once an entry has ended a match: the automatic
+# backup copies the database (companion.backup.copies).
+match_finished = Namespace().signal("match-finished")
 
 MOVED_ON = "moved on"  # store() found the match changed since the check
 RACED = "raced"  # a unique key tripped: another phone stored the same entry just before
@@ -58,12 +65,13 @@ def store(match_id: int, version: int, player_ids: list[int], entry: Entry) -> s
             db.session.execute(delete(PendingCard).where(PendingCard.game_id == entry.clear_hidden))
         db.session.add_all(entry.rows)
         db.session.flush()
-        if entry.results:
-            refresh_results(match_id, player_ids)
+        finished = entry.results and refresh_results(match_id, player_ids)
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
         return RACED
+    if finished:
+        match_finished.send(current_app._get_current_object(), match_id=match_id)
     return None
 
 
@@ -81,11 +89,19 @@ def save(state: MatchState) -> str | None:
     return None
 
 
-def refresh_results(match_id: int, player_ids: list[int]) -> None:
-    """Replay the last game for its results, and the match's statistics (in the write)."""
+def refresh_results(match_id: int, player_ids: list[int]) -> bool:
+    """Replay the last game for its results, and the match's statistics (in the write).
+
+    True when the match is over now.
+    """
     last = db.session.scalars(
         select(Game).where(Game.match_id == match_id).order_by(Game.number.desc())
     ).first()
     if last is not None:  # only the last game can have changed
         sync_results(game_state(last, player_ids))
     refresh_match(match_id)  # the statistics tables (companion.derived)
+    return bool(
+        db.session.scalar(
+            select(PlayerMatchStat.finished).where(PlayerMatchStat.match_id == match_id).limit(1)
+        )
+    )

@@ -17,16 +17,27 @@ from flask_babel import gettext
 from sqlalchemy import func, select
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from companion.backup.apart import import_raw
 from companion.backup.check import read_backup
+from companion.backup.copies import (
+    copy_after_finished_match,
+    copy_target,
+    database_file,
+    folder_of,
+    last_failure,
+    list_copies,
+)
 from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
 from companion.backup.load import import_backup
+from companion.backup.restore import restore_command
 from companion.db import csrf, db
 from companion.htmx import render
 from companion.links import grant
 from companion.matches import get_match
 from companion.models import Match, Player, utcnow
 from companion.state import match_state
+from companion.store import match_finished
 
 bp = Blueprint("backup", __name__)
 
@@ -37,12 +48,24 @@ MAX_GRANTS = 10
 
 
 def backup_page(errors: dict[str, str], report: dict | None = None):
-    """The backup page: what is stored, the export link and the import form."""
+    """The backup page: what is stored, the export link, the import form, the copies."""
     counts = {
         "players": db.session.scalar(select(func.count(Player.id))),
         "matches": db.session.scalar(select(func.count(Match.id))),
     }
-    return render("backup/index.html", "backup", counts=counts, errors=errors, report=report)
+    database = database_file(current_app)
+    folder = folder_of(database) if database else None
+    return render(
+        "backup/index.html",
+        "backup",
+        counts=counts,
+        errors=errors,
+        report=report,
+        copies=list_copies(folder) if folder else [],
+        failure=last_failure(folder) if folder else None,
+        folder=folder,
+        automatic=copy_target(current_app) is not None,
+    )
 
 
 @bp.get("/backup")
@@ -78,7 +101,7 @@ def import_file():
     if upload is None or not upload.filename:
         return backup_page({"file": gettext("Choose a backup file to import.")}), 422
     try:
-        report = import_backup(read_backup(upload.read()))
+        report = import_raw(upload.read())
     except BackupError as error:
         return backup_page({"file": error.message(gettext)}), 422
     session[REPORT_KEY] = report.as_dict()
@@ -132,7 +155,7 @@ def import_command(file: str) -> None:
     except OSError as error:
         raise click.ClickException(f"Cannot read {file}: {error.strerror}.") from None
     try:
-        report = import_backup(read_backup(raw))
+        report = import_backup(read_backup(raw), waiting=say_waiting)
     except BackupError as error:
         raise click.ClickException(error.message()) from None
     click.echo(
@@ -142,7 +165,21 @@ def import_command(file: str) -> None:
     )
 
 
+def say_waiting(seconds: float) -> None:
+    """Tell the command line why a big import has not started writing yet."""
+    click.echo(
+        "Someone is playing: waiting for a quiet moment to write "
+        f"(it takes about {max(1, round(seconds))} s). Ctrl+C stops, importing nothing.",
+        err=True,
+    )
+
+
 def register_cli(app: Flask) -> None:
-    """Attach ``export`` and ``import`` to the app's command line."""
+    """Attach ``export``, ``import`` and ``restore`` to the app's command line."""
     app.cli.add_command(export_command)
     app.cli.add_command(import_command)
+    app.cli.add_command(restore_command)
+
+
+# Every match that ends is followed by an automatic copy of the database.
+match_finished.connect(copy_after_finished_match)

@@ -13,13 +13,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from companion import rules
+from companion import figures, rules
+from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.document import FORMAT, VERSION, match_identity
-from companion.backup.fields import BackupError, cards_of, object_with, time_of, value_of
-from companion.models import Score
+from companion.backup.fields import (
+    BackupError,
+    cards_of,
+    object_with,
+    shown,
+    time_of,
+    value_of,
+)
+from companion.backup.parse import load
+from companion.figures import GameRow, NemesisRow
 from companion.players import clean_name, name_key
 from companion.rules import N_
-from companion.state import score_bulls
 
 
 @dataclass
@@ -32,6 +40,8 @@ class GameIn:
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
     scores: list[int | list[int]] = field(default_factory=list)
     results: dict[str, int] | None = None
+    # The statistics rows of a finished game, with names for players and 0 for ids.
+    figures: tuple[list[GameRow], list[NemesisRow]] = ((), ())
 
 
 @dataclass
@@ -81,7 +91,9 @@ def read_backup(raw: bytes) -> Backup:
             started = entry.get("created_at") if isinstance(entry, dict) else None
             if isinstance(started, str) and started[:10]:
                 raise error.at(
-                    N_("Match %(number)d (started %(date)s)"), number=number, date=started[:10]
+                    N_("Match %(number)d (started %(date)s)"),
+                    number=number,
+                    date=shown(started, 10),
                 ) from None
             raise error.at(N_("Match %(number)d"), number=number) from None
     check_distinct(matches)
@@ -91,7 +103,7 @@ def read_backup(raw: bytes) -> Backup:
 def read_header(raw: bytes) -> dict:
     """The file as JSON, if it is a backup of a format version this companion reads."""
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = load(raw)
     except UnicodeDecodeError:
         raise BackupError(
             N_("This is not a backup of the companion: it is not text (UTF-8).")
@@ -136,12 +148,14 @@ def read_players(entries: list) -> list[PlayerIn]:
             cleaned, reason = clean_name(name)  # reason: already in the page's language
             if reason is not None:
                 raise BackupError(
-                    N_("“%(name)s” is not a usable name: %(reason)s"), name=name[:40], reason=reason
+                    N_("“%(name)s” is not a usable name: %(reason)s"),
+                    name=shown(name),
+                    reason=reason,
                 )
             if cleaned != name:
                 raise BackupError(
                     N_("“%(name)s” has spaces at its start or end, or two in a row."),
-                    name=name[:40],
+                    name=shown(name),
                 )
             if name_key(name) in keys:
                 raise BackupError(
@@ -189,7 +203,7 @@ def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
     for seat in seats:
         if not isinstance(seat, str) or seat not in names:
             raise BackupError(
-                N_("The seat “%(name)s” is not a player of the players list."), name=str(seat)[:40]
+                N_("The seat “%(name)s” is not a player of the players list."), name=shown(seat)
             )
     if len(set(seats)) != len(seats):
         raise BackupError(N_("A player has two seats."))
@@ -229,11 +243,33 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
 
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
     """Replay the rounds through the rules; a missing row choice only in the last one."""
+    try:
+        game.rounds, results = quick_rounds(game.starting, entries, seats, deck)
+    except NotQuick:
+        game.rounds, results = careful_rounds(game.starting, entries, seats, deck)
+    if len(results) == rules.HAND_SIZE and results[-1].pending is None:
+        bulls = dict.fromkeys(seats, 0)
+        for result in results:
+            for step in result.steps:
+                if step.bulls:  # most cards are placed, taking nothing
+                    bulls[step.player] += step.bulls
+        finish(game, bulls, rules.GameState(results[-1].rows, {}, tuple(results)))
+    return game
+
+
+def finish(game: GameIn, bulls: dict[str, int], table: rules.GameState | None) -> None:
+    """A finished game's bulls and statistics (by name, for now: ids come on import)."""
+    game.results = bulls
+    game.figures = figures.game_rows(0, 0, bulls, table)
+
+
+def careful_rounds(starting: list[int], entries: list, seats: list[str], deck: int):
+    """The rounds checked one by one with the rules' own checks, which word any problem."""
     if len(entries) > rules.HAND_SIZE:
         raise BackupError(N_("A game has at most 10 rounds, not %(count)d."), count=len(entries))
-    table = rules.Table([(card,) for card in game.starting])
+    table = rules.Table([(card,) for card in starting])
     played: set[int] = set()
-    bulls = dict.fromkeys(seats, 0)
+    rounds, results = [], []
     for number, entry in enumerate(entries, 1):
         try:
             if table.pending is not None:  # only the newest round can wait for a choice
@@ -250,7 +286,7 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                 deck=deck,
                 players=seats,
                 played=played,
-                starting=game.starting,
+                starting=starting,
             )
         except rules.RuleError as error:
             raise BackupError(error.template, **error.params).at(
@@ -258,13 +294,10 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
             ) from None
         except BackupError as error:
             raise error.at(N_("round %(number)d"), number=number) from None
-        game.rounds.append((cards, choices))
+        rounds.append((cards, choices))
+        results.append(result)
         played.update(cards)
-        for player, count in result.bulls_by_player().items():
-            bulls[player] += count
-    if len(entries) == rules.HAND_SIZE and table.pending is None:
-        game.results = bulls
-    return game
+    return rounds, results
 
 
 def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> rules.RoundResult:
@@ -299,13 +332,14 @@ def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict
     for player, row in choices.items():
         if player not in seats:
             raise BackupError(
-                N_("A row choice for “%(name)s”, who has no seat in this match."), name=player[:40]
+                N_("A row choice for “%(name)s”, who has no seat in this match."),
+                name=shown(player),
             )
         if not isinstance(row, int) or isinstance(row, bool) or not 1 <= row <= rules.ROWS:
             raise BackupError(
                 N_("%(player)s's row choice is %(row)s: rows are 1, 2, 3 or 4."),
                 player=player,
-                row=json.dumps(row)[:12],
+                row=shown(json.dumps(row), 12),
             )
     return cards, choices
 
@@ -330,7 +364,7 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                 if card in seen:
                     raise BackupError(N_("%(card)d is entered twice."), card=card)
                 seen.add(card)
-            score = Score(cards=",".join(map(str, entry)))
+            results[player] = rules.pile_bulls(entry)
         else:
             if not isinstance(entry, int) or isinstance(entry, bool):
                 raise BackupError(
@@ -338,12 +372,11 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                     player=player,
                 )
             try:
-                score = Score(bulls=rules.parse_bulls(entry, deck))
+                results[player] = rules.parse_bulls(entry, deck)
             except rules.RuleError as error:
                 raise BackupError(error.template, **error.params) from None
         game.scores.append(entry)
-        results[player] = score_bulls(score)
-    game.results = results
+    finish(game, results, None)
     return game
 
 

@@ -28,6 +28,10 @@ class BackupError(ValueError):
         self.template, self.where, self.params = template, where, params
         super().__init__(self.message())
 
+    def __reduce__(self):
+        """Pickled whole (an import in a helper process raises it to the server's)."""
+        return _rebuild, (self.template, self.where, self.params)
+
     def message(self, gettext: Gettext = _identity) -> str:
         """The message in the language of ``gettext``, prefixed by where it happened."""
         text = gettext(self.template) % self.params
@@ -37,7 +41,13 @@ class BackupError(ValueError):
     def at(self, template: str, **params: Any) -> BackupError:
         """The same error, one level further out (a round inside a game, say)."""
         self.where = ((template, params), *self.where)
+        self.args = (self.message(),)
         return self
+
+
+def _rebuild(template: str, where: tuple, params: dict) -> BackupError:
+    """A BackupError from its parts (unpickling)."""
+    return BackupError(template, where, **params)
 
 
 # What a field must be: one whole message per kind, so each translates as a sentence.
@@ -58,7 +68,28 @@ def value_of(data: dict, key: str, kind: type) -> Any:
     # bool is an int to Python, and an int is no bool: neither may stand for the other.
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise BackupError(KINDS[kind], field=key)
+    if kind is str and not is_text(value):
+        raise BackupError(N_("“%(field)s” holds a character that is not text."), field=key)
     return value
+
+
+def is_text(value: str) -> bool:
+    """False for a JSON string with a lone surrogate (\\ud800), which is no UTF-8 text."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A value from the file as a message quotes it: short, printable, no lone surrogates.
+
+    Texts are quoted as they are, anything else as JSON (``"41"`` for a card given as a
+    text); the file is no deeper than ``parse.MAX_DEPTH``, so dumping it cannot recurse far.
+    """
+    text = value if isinstance(value, str) else json.dumps(value)
+    return "".join(char if char.isprintable() else "\ufffd" for char in text[:limit])
 
 
 def object_with(data: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
@@ -70,19 +101,35 @@ def object_with(data: Any, required: tuple[str, ...], optional: tuple[str, ...] 
         )
     for key in data:
         if key not in required and key not in optional:
-            raise BackupError(N_("Unknown field “%(field)s”."), field=str(key)[:40])
+            raise BackupError(N_("Unknown field “%(field)s”."), field=shown(key))
     return data
 
 
+# The dates a backup may hold. Wider would be no use to a household, and the far ends of
+# Python's range overflow when a time zone is taken off (0001-01-01T00:00:00+23:59).
+EARLIEST, LATEST = datetime(1900, 1, 1), datetime(2999, 12, 31, 23, 59, 59, 999999)
+
+
 def time_of(data: dict, key: str) -> datetime:
-    """A date and time field (ISO 8601)."""
+    """A date and time field (ISO 8601), from 1900 to 2999."""
     text = value_of(data, key, str)
     try:
-        return parse_stamp(text)
+        moment = parse_stamp(text)
     except ValueError:
         raise BackupError(
             N_("“%(field)s” must be a date and time like 2025-01-31T20:15:00Z."), field=key
         ) from None
+    except OverflowError:
+        moment = None
+    if moment is None or not EARLIEST <= moment <= LATEST:
+        raise BackupError(
+            N_("“%(field)s” is %(value)s: dates go from %(earliest)s to %(latest)s."),
+            field=key,
+            value=shown(text),
+            earliest=f"{EARLIEST:%Y-%m-%d}",
+            latest=f"{LATEST:%Y-%m-%d}",
+        )
+    return moment
 
 
 def cards_of(values: list, deck: int) -> list[int]:
@@ -91,7 +138,7 @@ def cards_of(values: list, deck: int) -> list[int]:
         if not isinstance(value, int) or isinstance(value, bool):
             raise BackupError(
                 N_("“%(value)s” is not a card: cards are whole numbers from 1 to %(deck)d."),
-                value=json.dumps(value)[:12],
+                value=shown(json.dumps(value), 12),
                 deck=deck,
             )
         if not 1 <= value <= deck:

@@ -2,27 +2,99 @@
 
 Players are the same player when their names are equal ignoring case (the key the app
 already keeps unique); matches are the same match when they started at the same moment
-with the same seats (``document.match_identity``). New rows get their ids here and are
-inserted table by table in one transaction: a history of thousands of matches goes in
-as a few bulk inserts, not millions of ORM objects.
+with the same seats (``document.match_identity``).
+
+A history of thousands of matches is about a million rows. Three steps keep the phones
+at the table going while it comes in, on a connection of the import's own:
+
+1. *plan*: which of the file's matches are new (a read; no lock);
+2. *stage*: every new row goes into a temporary table (SQLite's temporary database, a
+   file that disappears with the connection), ids counted from 1 and players by their
+   number in the file. Phones go on writing meanwhile;
+3. *merge*: one write transaction adds the new players and copies the staged rows with
+   ``INSERT ... SELECT``, ids moved past the largest ones there and players mapped to
+   theirs. No row passes through Python, so the write lock that a phone's round waits
+   for is held about a second for 5,000 matches (``bench/import_wait.py``).
+
+A refused or crashed import has written nothing: the staged rows live only in the
+temporary database, and the merge is one transaction. A merge that would hold the
+phones up for longer than ``LOCK_BUDGET`` waits for a quiet moment (no write for
+``QUIET`` seconds) on the command line, and is refused with a message on the web page.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from sqlalchemy import func, insert, select
-from sqlalchemy.exc import IntegrityError, OperationalError
+from flask import current_app
+from sqlalchemy import select
 
-from companion import derived, rules
-from companion.backup.check import Backup, GameIn, MatchIn
+try:
+    import fcntl
+except ImportError:  # Windows: one server process, the thread lock is enough
+    fcntl = None
+
+from companion import derived, figures, rules
+from companion.backup.check import Backup, GameIn, MatchIn, PlayerIn
 from companion.backup.document import match_identity
 from companion.backup.fields import BackupError
-from companion.db import db
-from companion.models import Game, GameResult, Match, Play, Player, Round, RowChoice, Score, Seat
+from companion.db import WRITER_WAIT, db, writer_lock
+from companion.figures import GameRow, MatchRow, NemesisRow
+from companion.models import (
+    Game,
+    GameResult,
+    Match,
+    Play,
+    Player,
+    Round,
+    RowChoice,
+    Score,
+    Seat,
+    new_token,
+)
 from companion.players import name_key
 from companion.rules import N_
+
+LOCK_BUDGET = 1.5  # seconds a phone's write may wait for an import's merge
+QUIET = 60  # seconds without a write: nobody is entering a round
+CHUNK = 500  # matches staged per batch of inserts: bounded memory, few calls
+
+# The staged columns of each table, parents first. Ids of matches, games and rounds are
+# counted from 1 and moved in the merge; other tables' ids are left to the database.
+STAGED = {
+    Match: (
+        "id",
+        "created_at",
+        "end_kind",
+        "end_value",
+        "pro",
+        "version",
+        "table_version",
+        "player_token",
+        "watch_token",
+    ),
+    Seat: ("match_id", "player_id", "position"),
+    Game: ("id", "match_id", "number", "mode", "row1", "row2", "row3", "row4", "created_at"),
+    Round: ("id", "game_id", "number", "created_at"),
+    Play: ("round_id", "game_id", "player_id", "card"),
+    RowChoice: ("round_id", "player_id", "row"),
+    Score: ("game_id", "player_id", "bulls", "cards"),
+    GameResult: ("game_id", "player_id", "bulls"),
+    derived.PlayerGameStat: GameRow._fields,
+    derived.NemesisCount: NemesisRow._fields,
+    derived.PlayerMatchStat: MatchRow._fields,
+}
+OWN_IDS = {Match: "match", Game: "game", Round: "round"}
+MOVED = {"match_id": "match", "game_id": "game", "round_id": "round"}
+PLAYER_COLUMNS = ("player_id", "rival_id")  # a player's number in the file, mapped
+PLAYERS_STAGED = ("number", "name", "name_key", "archived", "created_at")
 
 
 @dataclass
@@ -34,250 +106,357 @@ class Report:
     matches_added: int = 0
     matches_kept: int = 0
     in_progress: list[int] = field(default_factory=list)  # ids of added unfinished matches
+    staging_seconds: float = 0.0  # for the benchmark: where the time went
+    merge_seconds: float = 0.0  # how long the write lock was held
 
     def as_dict(self) -> dict[str, int]:
         """The counts by name (for the session and the command line)."""
         return {key: value for key, value in vars(self).items() if isinstance(value, int)}
 
 
-def import_backup(backup: Backup) -> Report:
-    """Add the backup's new players and matches in one transaction; report the counts."""
-    try:
-        report = write(backup)
-        db.session.commit()
-    except (IntegrityError, OperationalError):
-        db.session.rollback()
-        raise BackupError(
-            N_(
-                "The database changed or was busy during the import, so "
-                "nothing was imported. Try again."
-            )
-        ) from None
-    except BaseException:
-        db.session.rollback()
-        raise
-    return report
+Waiting = Callable[[float], None]
 
 
-def write(backup: Backup) -> Report:
-    """Insert what is new (the caller commits or rolls back)."""
-    report = Report()
-    player_ids = stored_players()
-    new_players = [player for player in backup.players if name_key(player.name) not in player_ids]
-    report.players_kept = len(backup.players) - len(new_players)
-    report.players_added = len(new_players)
-    if new_players:
-        db.session.execute(
-            insert(Player.__table__),
-            [
-                {
-                    "name": player.name,
-                    "name_key": name_key(player.name),
-                    "archived": player.archived,
-                    "created_at": player.created_at,
-                }
-                for player in new_players
-            ],
+def import_backup(backup: Backup, waiting: Waiting | None = None) -> Report:
+    """Add the backup's new players and matches in one transaction; report the counts.
+
+    ``waiting(seconds)`` is told once when a big import waits for a quiet moment;
+    without it, a big import while someone plays is refused (BackupError).
+    """
+    db.session.rollback()  # the session's next read sees what was imported
+    path = db.engine.url.database
+    with one_import_at_a_time(path):
+        pooled = db.engine.raw_connection()
+        try:
+            return Import(pooled.driver_connection, backup).run(path, waiting)
+        finally:
+            pooled.close()
+
+
+class Import:
+    """One import on its own connection (autocommit: it says BEGIN itself)."""
+
+    def __init__(self, connection: sqlite3.Connection, backup: Backup) -> None:
+        self.connection, self.backup = connection, backup
+        self.numbers = {player.name: number for number, player in enumerate(backup.players, 1)}
+        self.report = Report()
+
+    def run(self, path: str | None, waiting: Waiting | None) -> Report:
+        """Plan, stage, wait if need be, merge; the temporary tables are dropped after."""
+        new = self.plan()
+        try:
+            started = time.monotonic()
+            in_progress = self.stage(new)
+            self.report.staging_seconds = time.monotonic() - started
+            wait_for_quiet(path, self.report.staging_seconds, waiting)
+            offset = self.merge(path)
+        finally:
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
+            for name in (*map(staged_name, STAGED), "stage_player", "import_player"):
+                self.connection.execute(f"DROP TABLE IF EXISTS temp.{name}")
+        self.report.in_progress = [offset + number for number in in_progress]
+        self.report.matches_added = len(new)
+        self.report.matches_kept = len(self.backup.matches) - len(new)
+        self.report.players_kept = len(self.backup.players) - self.report.players_added
+        return self.report
+
+    def plan(self) -> list[MatchIn]:
+        """The file's matches that are not in the database yet."""
+        seats: dict[int, list[str]] = {}
+        for match_id, name in self.rows(
+            select(Seat.match_id, Player.name)
+            .join(Player, Player.id == Seat.player_id)
+            .order_by(Seat.match_id, Seat.position)
+        ):
+            seats.setdefault(match_id, []).append(name)
+        known = {
+            match_identity(datetime.fromisoformat(created_at), seats.get(match_id, []))
+            for match_id, created_at in self.rows(select(Match.id, Match.created_at))
+        }
+        return [match for match in self.backup.matches if match.identity not in known]
+
+    def rows(self, query) -> list[tuple]:
+        """The rows of a SQLAlchemy query, read on this connection."""
+        compiled = query.compile(dialect=db.engine.dialect)
+        return self.connection.execute(str(compiled)).fetchall()
+
+    def stage(self, matches: list[MatchIn]) -> list[int]:
+        """Every new row into the temporary tables; the staged ids of unfinished matches."""
+        execute = self.connection.execute
+        execute("PRAGMA temp_store=FILE")  # on disk, not in the process's memory
+        execute("BEGIN")  # the temporary database only: the phones' tables stay unlocked
+        execute(f"CREATE TEMP TABLE stage_player ({', '.join(PLAYERS_STAGED)})")
+        execute("CREATE TEMP TABLE import_player (number INTEGER PRIMARY KEY, id INTEGER)")
+        for model, columns in STAGED.items():
+            execute(f"CREATE TEMP TABLE {staged_name(model)} ({', '.join(columns)})")
+        self.insert(
+            "stage_player", map(player_row, range(1, len(self.numbers) + 1), self.backup.players)
         )
-        player_ids = stored_players()
-    known = stored_identities()
-    new_matches = [match for match in backup.matches if match.identity not in known]
-    report.matches_kept = len(backup.matches) - len(new_matches)
-    report.matches_added = len(new_matches)
-    rows = Rows(player_ids)
-    for match in new_matches:
-        rows.add_match(match)
-    rows.insert()
-    report.in_progress = rows.in_progress
-    return report
+        rows = Rows(self.numbers)
+        for start in range(0, len(matches), CHUNK):
+            for match in matches[start : start + CHUNK]:
+                rows.add_match(match)
+            for model, values in rows.take():
+                self.insert(staged_name(model), values)
+        execute("COMMIT")
+        return rows.in_progress
+
+    def insert(self, table: str, values) -> None:
+        """Insert rows into a temporary table with the driver's executemany."""
+        values = list(values)
+        if values:
+            marks = ", ".join("?" * len(values[0]))
+            self.connection.executemany(f"INSERT INTO temp.{table} VALUES ({marks})", values)
+
+    def merge(self, path: str | None) -> int:
+        """Copy the staged rows in one write transaction; return the matches' id offset."""
+        writer = writer_lock(path)
+        if not writer.acquire(timeout=WRITER_WAIT):
+            raise busy()
+        started = time.monotonic()
+        execute = self.connection.execute
+        # Foreign keys are not checked during the copy: every id it writes is one it has
+        # just written, or a player's read in the same transaction. Checking them would
+        # double the time the phones wait. (The setting is per connection; back after.)
+        execute("PRAGMA foreign_keys=OFF")
+        try:
+            execute("BEGIN IMMEDIATE")
+            self.report.players_added = execute(ADD_PLAYERS).rowcount
+            execute(MAP_PLAYERS)
+            offsets = {
+                name: execute(
+                    f'SELECT coalesce(max(id), 0) FROM main."{model.__tablename__}"'
+                ).fetchone()[0]
+                for model, name in OWN_IDS.items()
+            }
+            for model in STAGED:
+                execute(merge_statement(model), offsets)
+            execute("COMMIT")
+        except (sqlite3.IntegrityError, sqlite3.OperationalError):
+            raise busy() from None
+        finally:
+            if self.connection.in_transaction:
+                execute("ROLLBACK")
+            execute("PRAGMA foreign_keys=ON")
+            writer.release()
+            self.report.merge_seconds = time.monotonic() - started
+        return offsets["match"]
 
 
-def stored_players() -> dict[str, int]:
-    """Every player's id by name key."""
-    return dict(db.session.execute(select(Player.name_key, Player.id)).all())
-
-
-def stored_identities() -> set[tuple]:
-    """The identity of every match in the database."""
-    seats: dict[int, list[str]] = defaultdict(list)
-    query = (
-        select(Seat.match_id, Player.name)
-        .join(Player, Player.id == Seat.player_id)
-        .order_by(Seat.match_id, Seat.position)
+def busy() -> BackupError:
+    """The refusal when the database changed or stayed busy: nothing was imported."""
+    return BackupError(
+        N_(
+            "The database changed or was busy during the import, so "
+            "nothing was imported. Try again."
+        )
     )
-    for match_id, name in db.session.execute(query):
-        seats[match_id].append(name)
-    return {
-        match_identity(created_at, seats[match_id])
-        for match_id, created_at in db.session.execute(select(Match.id, Match.created_at))
-    }
 
 
-def next_id(model) -> int:
-    """The first id after every row of ``model`` (the write lock is held)."""
-    return (db.session.scalar(select(func.max(model.id))) or 0) + 1
+def staged_name(model) -> str:
+    """The temporary table that holds a table's staged rows."""
+    return f"stage_{model.__tablename__}"
+
+
+def player_row(number: int, player: PlayerIn) -> tuple:
+    """A player of the file, staged with their number."""
+    return (number, player.name, name_key(player.name), player.archived, stamp(player.created_at))
+
+
+ADD_PLAYERS = """
+    INSERT INTO main.player (name, name_key, archived, created_at)
+    SELECT name, name_key, archived, created_at FROM temp.stage_player AS s
+    WHERE NOT EXISTS (SELECT 1 FROM main.player AS p WHERE p.name_key = s.name_key)
+    ORDER BY s.number
+"""
+MAP_PLAYERS = """
+    INSERT INTO temp.import_player (number, id)
+    SELECT s.number, p.id FROM temp.stage_player AS s
+    JOIN main.player AS p ON p.name_key = s.name_key
+"""
+
+
+def merge_statement(model) -> str:
+    """INSERT ... SELECT of a table's staged rows: ids moved, players mapped, in order."""
+    columns = STAGED[model]
+    values, joins = [], []
+    for column in columns:
+        if column == "id":
+            values.append(f"s.id + :{OWN_IDS[model]}")
+        elif column in MOVED:
+            values.append(f"s.{column} + :{MOVED[column]}")
+        elif column in PLAYER_COLUMNS:
+            joins.append(f"JOIN temp.import_player AS {column}s ON {column}s.number = s.{column}")
+            values.append(f"{column}s.id")
+        else:
+            values.append(f's."{column}"')
+    names = ", ".join(f'"{column}"' for column in columns)
+    return (
+        f'INSERT INTO main."{model.__tablename__}" ({names}) '
+        f"SELECT {', '.join(values)} FROM temp.{staged_name(model)} AS s {' '.join(joins)} "
+        "ORDER BY s.rowid"  # the file's order: row choices keep the order they were made
+    )
+
+
+def stamp(moment: datetime) -> str:
+    """A time as the database stores it (SQLAlchemy's format for SQLite; read back with
+    ``datetime.fromisoformat``)."""
+    return moment.isoformat(sep=" ", timespec="microseconds")
 
 
 class Rows:
-    """The new rows of every table, with ids given here so children can point at them."""
+    """The staged rows of every table, as tuples in ``STAGED`` order."""
 
-    TABLES = (Match, Seat, Game, Round, Play, RowChoice, Score, GameResult)
-
-    def __init__(self, player_ids: dict[str, int]) -> None:
-        self.player_ids = player_ids
-        self.rows: dict[type, list[dict]] = {model: [] for model in self.TABLES}
-        # The statistics tables (companion.derived), computed by its own functions.
-        self.stats: tuple[list, list, list] = ([], [], [])
+    def __init__(self, numbers: dict[str, int]) -> None:
+        self.numbers = numbers
+        self.rows: dict = {model: [] for model in STAGED}
+        self.last = {"match": 0, "game": 0, "round": 0}
         self.in_progress: list[int] = []
-        self.next_match, self.next_game, self.next_round = (
-            next_id(Match),
-            next_id(Game),
-            next_id(Round),
-        )
 
-    def player(self, name: str) -> int:
-        """The database id of a player named in the file."""
-        return self.player_ids[name_key(name)]
+    def new(self, kind: str) -> int:
+        """The next staged id of a match, game or round."""
+        self.last[kind] += 1
+        return self.last[kind]
+
+    def take(self) -> Iterator[tuple[type, list[tuple]]]:
+        """The rows collected so far, table by table, parents first; then none."""
+        taken, self.rows = self.rows, {model: [] for model in STAGED}
+        return iter(taken.items())
 
     def add_match(self, match: MatchIn) -> None:
-        """A match, its seats and its games."""
-        match_id, self.next_match = self.next_match, self.next_match + 1
+        """A match, its seats and games, and its statistics."""
+        match_id = self.new("match")
+        end = match.end
         self.rows[Match].append(
-            {
-                "id": match_id,
-                "created_at": match.created_at,
-                "end_kind": match.end.kind,
-                "end_value": match.end.value,
-                "pro": match.pro,
-                "version": 0,
-            }
+            (
+                match_id,
+                stamp(match.created_at),
+                end.kind,
+                end.value,
+                match.pro,
+                0,
+                0,
+                new_token(),
+                new_token(),
+            )
         )
-        seats = [self.player(name) for name in match.seats]
-        self.rows[Seat].extend(
-            {"match_id": match_id, "player_id": pid, "position": position}
-            for position, pid in enumerate(seats, 1)
+        seats = [self.numbers[name] for name in match.seats]
+        self.rows[Seat].extend((match_id, seat, position) for position, seat in enumerate(seats, 1))
+        finished = []
+        for number, game in enumerate(match.games, 1):
+            self.add_game(match_id, number, game, seats)
+            if game.results is not None:
+                finished.append({self.numbers[name]: bulls for name, bulls in game.results.items()})
+        played_at = stamp(match.created_at)
+        self.rows[derived.PlayerMatchStat].extend(
+            (*row[:2], played_at, *row[3:])
+            for row in figures.match_rows(match_id, match.created_at, seats, end, finished)
         )
-        finished = [
-            bulls
-            for number, game in enumerate(match.games, 1)
-            if (bulls := self.add_game(match_id, number, game, seats)) is not None
-        ]
-        self.stats[2].extend(
-            derived.match_rows(match_id, match.created_at, seats, match.end, finished)
-        )
-        over = rules.standing(seats, finished, match.end).over
-        if len(finished) < len(match.games) or not over:
+        if len(finished) < len(match.games) or not rules.standing(seats, finished, end).over:
             self.in_progress.append(match_id)
 
-    def add_game(
-        self, match_id: int, number: int, game: GameIn, seats: list[int]
-    ) -> dict[int, int] | None:
-        """A game with its rounds or scores; its bulls by player id once finished."""
-        game_id, self.next_game = self.next_game, self.next_game + 1
+    def add_game(self, match_id: int, number: int, game: GameIn, seats: list[int]) -> None:
+        """A game with its rounds or scores, and its results and statistics once finished."""
+        game_id = self.new("game")
+        started = stamp(game.created_at)
         starting = game.starting or [None] * 4
-        self.rows[Game].append(
-            {
-                "id": game_id,
-                "match_id": match_id,
-                "number": number,
-                "mode": game.mode,
-                "row1": starting[0],
-                "row2": starting[1],
-                "row3": starting[2],
-                "row4": starting[3],
-                "created_at": game.created_at,
-            }
-        )
-        self.add_rounds(game_id, game, seats)
+        self.rows[Game].append((game_id, match_id, number, game.mode, *starting, started))
+        plays, choices, rounds = self.rows[Play], self.rows[RowChoice], self.rows[Round]
+        numbers = self.numbers
+        for turn, (cards, chosen) in enumerate(game.rounds, 1):
+            round_id = self.new("round")
+            rounds.append((round_id, game_id, turn, started))
+            plays.extend(
+                zip([round_id] * len(seats), [game_id] * len(seats), seats, cards, strict=True)
+            )
+            choices.extend((round_id, numbers[name], row) for name, row in chosen.items())
         self.rows[Score].extend(
-            {
-                "game_id": game_id,
-                "player_id": pid,
-                "bulls": None if isinstance(score, list) else score,
-                "cards": ",".join(map(str, score)) if isinstance(score, list) else None,
-            }
-            for pid, score in zip(seats, game.scores, strict=False)  # none in a cards game
+            (game_id, seat, None, ",".join(map(str, score)))
+            if isinstance(score, list)
+            else (game_id, seat, score, None)
+            for seat, score in zip(seats, game.scores, strict=False)  # none in a cards game
         )
         if game.results is None:
-            return None
-        # Derived: the engine's bulls, worked out while the file was checked.
-        bulls = {self.player(name): count for name, count in game.results.items()}
+            return
         self.rows[GameResult].extend(
-            {"game_id": game_id, "player_id": pid, "bulls": count} for pid, count in bulls.items()
+            (game_id, numbers[name], bulls) for name, bulls in game.results.items()
         )
-        self.add_game_stats(game_id, match_id, game, seats, bulls)
-        return bulls
-
-    def add_game_stats(
-        self, game_id: int, match_id: int, game, seats: list[int], bulls: dict[int, int]
-    ) -> None:
-        """A finished game's statistics rows, from its rounds replayed by the engine."""
-        table = None
-        if game.mode == "cards":
-            table = rules.replay_game(
-                game.starting,
-                [
-                    (
-                        list(zip(seats, cards, strict=True)),
-                        {self.player(name): row for name, row in choices.items()},
-                    )
-                    for cards, choices in game.rounds
-                ],
-                seats,
-            )
-        games, rivals = derived.game_rows(game_id, match_id, bulls, table)
-        self.stats[0].extend(games)
-        self.stats[1].extend(rivals)
-
-    def add_rounds(self, game_id: int, game, seats: list[int]) -> None:
-        """A cards game's rounds, plays and row choices (choices in the file's order)."""
-        for number, (cards, choices) in enumerate(game.rounds, 1):
-            round_id, self.next_round = self.next_round, self.next_round + 1
-            self.rows[Round].append(
-                {
-                    "id": round_id,
-                    "game_id": game_id,
-                    "number": number,
-                    "created_at": game.created_at,
-                }
-            )
-            self.rows[Play].extend(
-                {"round_id": round_id, "game_id": game_id, "player_id": pid, "card": card}
-                for pid, card in zip(seats, cards, strict=True)
-            )
-            self.rows[RowChoice].extend(
-                {"round_id": round_id, "player_id": self.player(name), "row": row}
-                for name, row in choices.items()
-            )
-
-    def insert(self) -> None:
-        """Bulk-insert every table, parents first."""
-        for model in self.TABLES:
-            if not self.rows[model]:
-                continue
-            if model in PLAIN_TABLES:
-                driver_insert(model.__table__, self.rows[model])
-            else:
-                db.session.execute(insert(model.__table__), self.rows[model])
-        derived.write_rows(*self.stats)
+        rows, rivals = game.figures  # players by name, ids 0: filled in here
+        self.rows[derived.PlayerGameStat].extend(
+            (game_id, match_id, numbers[row.player_id], *row[3:]) for row in rows
+        )
+        self.rows[derived.NemesisCount].extend(
+            (game_id, match_id, numbers[row.player_id], numbers[row.rival_id], row.takes)
+            for row in rivals
+        )
 
 
-# Tables of plain numbers and texts without defaults: the driver can take their rows as
-# they are. Match (link tokens), Game and Round (times) go through SQLAlchemy.
-PLAIN_TABLES = (Seat, Play, RowChoice, Score, GameResult)
+def wait_for_quiet(path: str | None, seconds: float, waiting: Waiting | None) -> None:
+    """Return when the merge may start: it is short, or nobody is writing.
 
-
-def driver_insert(table, rows: list[dict]) -> None:
-    """Insert rows that all have the same keys with the driver's own executemany.
-
-    A history of thousands of matches has about a million plays; SQLAlchemy prepares
-    each row's parameters in Python, which takes as long again as the inserts.
+    The merge copies as many rows as the staging wrote, at about the same speed, so
+    the staging's time is the estimate of how long the phones would wait.
     """
-    connection = db.session.connection()
-    compiled = insert(table).compile(connection, column_keys=list(rows[0]))
-    order = compiled.positiontup
-    cursor = connection.connection.cursor()
+    budget = current_app.config.get("IMPORT_LOCK_BUDGET", LOCK_BUDGET)
+    quiet = current_app.config.get("IMPORT_QUIET", QUIET)
+    if seconds <= budget or path is None:
+        return
+    idle = time.time() - last_write(path)
+    if idle >= quiet:
+        return
+    if waiting is None:
+        raise BackupError(
+            N_(
+                "Someone is playing right now, and this backup is big: importing it would "
+                "hold up their phones for about %(seconds)d seconds. Import it when the "
+                "game is over."
+            ),
+            seconds=max(1, round(seconds)),
+        )
+    waiting(seconds)
+    while (idle := time.time() - last_write(path)) < quiet:
+        time.sleep(min(quiet - idle, 5))
+
+
+def last_write(path: str) -> float:
+    """When the database was last written (its write-ahead log, else the file)."""
+    for name in (f"{path}-wal", path):
+        try:
+            return os.stat(name).st_mtime
+        except FileNotFoundError:
+            continue
+    return 0.0
+
+
+_imports = threading.Lock()
+
+
+@contextmanager
+def one_import_at_a_time(path: str | None) -> Iterator[None]:
+    """Refuse a second import while one runs (in any server process).
+
+    Only an import can bring matches of the past: two at once could both find the same
+    match new. A file lock beside the database (``flock``, released by the kernel if
+    the process dies) covers every worker; the thread lock, one worker's threads.
+    """
+    if not _imports.acquire(blocking=False):
+        raise another_import()
+    descriptor = None
     try:
-        cursor.executemany(str(compiled), [tuple(row[key] for key in order) for row in rows])
+        if fcntl and path and path != ":memory:":
+            descriptor = os.open(f"{path}.import", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise another_import() from None
+        yield
     finally:
-        cursor.close()
+        if descriptor is not None:
+            os.close(descriptor)
+        _imports.release()
+
+
+def another_import() -> BackupError:
+    """The refusal of an import while another runs."""
+    return BackupError(N_("Another import is running. Try again when it is done."))

@@ -1,0 +1,48 @@
+"""A big import runs in a process of its own, so the server's threads never wait for it.
+
+Python runs one thread of a process at a time, and its JSON reader keeps the turn for
+the whole file: about a second for 5,000 matches, several on a busy Raspberry Pi. Every
+phone whose requests that server process answers would wait as long, and the process
+would keep the import's memory (hundreds of MB) after it. So a file of more than
+``APART_FROM`` bytes is checked and imported by a fresh helper process while the
+request's thread just waits; the helper's memory goes back when it ends. It is started
+fresh ("spawn"), not forked: a fork of a server process copies locks that its other
+threads may hold at that moment.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from flask import current_app
+
+from companion import create_app
+from companion.backup.check import read_backup
+from companion.backup.fields import BackupError
+from companion.backup.load import Report, import_backup
+from companion.rules import N_
+
+APART_FROM = 512 * 1024  # bytes: a smaller file is imported before a helper could start
+
+
+def import_raw(raw: bytes) -> Report:
+    """Check and import a backup file: in a helper process when it is big."""
+    if len(raw) < current_app.config.get("IMPORT_APART_FROM", APART_FROM):
+        return import_backup(read_backup(raw))
+    config = dict(current_app.config)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as helper:
+        try:
+            return helper.submit(import_in_helper, config, raw).result()
+        except BrokenProcessPool:
+            raise BackupError(
+                N_("The import stopped before it was done, so nothing was imported. Try again.")
+            ) from None
+
+
+def import_in_helper(config: dict, raw: bytes) -> Report:
+    """In the helper process: the same app, the same import."""
+    app = create_app(config)
+    with app.app_context():
+        return import_backup(read_backup(raw))

@@ -1,0 +1,119 @@
+"""A backup file's bytes as JSON, held to the limits a real backup keeps.
+
+Python's JSON reader recurses once per nested list or object and converts integers of
+any length, so a hostile file could exhaust the stack (``RecursionError``) or the
+integer conversion limit (``ValueError``) before any check runs. Both are refused
+here first, with the line and column of the problem, as ``BackupError``; so are NaN
+and Infinity, which Python reads but JSON does not have. The scans run at the speed of
+``re`` and ``bytes`` (C), a fraction of the parse itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from companion.backup.fields import BackupError
+from companion.rules import N_
+
+# A real backup nests 8 deep (file, matches, match, games, game, rounds, round,
+# choices); the limit leaves room without letting the reader recurse far.
+MAX_DEPTH = 32
+# No number in a backup comes near this (card 104, limit 1000, version 1).
+MAX_DIGITS = 15
+
+# Strings are skipped whole: brackets and digits inside a name are text, not structure.
+STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]|[\]}]')
+LONG_DIGITS = re.compile(rb"\d{%d}" % (MAX_DIGITS + 1))
+LONG_NUMBER = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d{%d,}' % (MAX_DIGITS + 1))
+CONSTANT = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|NaN|-?Infinity')
+NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+
+
+class NotANumber(ValueError):
+    """NaN or Infinity: Python's reader takes them, JSON has no such thing."""
+
+
+def load(raw: bytes) -> Any:
+    """Parse the file as JSON; refuse deep nesting, long numbers and NaN with the place."""
+    text = raw.decode("utf-8-sig")  # UnicodeDecodeError: the caller says "not UTF-8"
+    if too_deep(raw):
+        line, column = place(raw, deepest_at(raw))
+        raise refusal(
+            N_("lists and objects nest more than %(limit)d deep."), line, column, limit=MAX_DEPTH
+        )
+    # A run of digits this long is rare even inside texts: only then look closer.
+    if LONG_DIGITS.search(raw) and (offset := first(LONG_NUMBER, raw)) is not None:
+        line, column = place(raw, offset)
+        raise refusal(
+            N_("a number has more than %(limit)d digits."), line, column, limit=MAX_DIGITS
+        )
+    try:
+        return json.loads(text, parse_constant=not_a_number)
+    except NotANumber:
+        line, column = place(raw, first(CONSTANT, raw))
+        raise refusal(N_("NaN and Infinity are not numbers in JSON."), line, column) from None
+
+
+def refusal(problem: str, line: int, column: int, **params: Any) -> BackupError:
+    """The error for a file that breaks a limit, with the place."""
+    error = BackupError(problem, **params)
+    return error.at(
+        N_("This is not a backup of the companion (line %(line)d, column %(column)d)"),
+        line=line,
+        column=column,
+    )
+
+
+def not_a_number(name: str) -> float:
+    """Refuse NaN and Infinity."""
+    raise NotANumber(name)
+
+
+def too_deep(raw: bytes) -> bool:
+    """True when lists and objects nest deeper than MAX_DEPTH (cheap: C-speed passes).
+
+    Only the brackets outside strings are kept; each pass removes the innermost pairs,
+    so a file within the limit is empty after at most MAX_DEPTH passes. Anything else
+    (deeper, or brackets that do not pair) is counted bracket by bracket.
+    """
+    shape = STRING.sub(b"", raw).translate(None, NOT_BRACKETS)
+    for _ in range(MAX_DEPTH):
+        shape, before = shape.replace(b"[]", b"").replace(b"{}", b""), len(shape)
+        if not shape:
+            return False
+        if len(shape) == before:
+            break  # brackets that do not pair: count them one by one
+    return deepest_at(raw) is not None
+
+
+def deepest_at(raw: bytes) -> int | None:
+    """Where the nesting first passes MAX_DEPTH (only run when it does: slow)."""
+    depth = 0
+    for found in BRACKET.finditer(raw):
+        token = found.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return found.start()
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return None
+
+
+def first(pattern: re.Pattern, raw: bytes) -> int | None:
+    """Where the first match of ``pattern`` outside a string starts, if anywhere."""
+    for found in pattern.finditer(raw):
+        if not found.group().startswith(b'"'):
+            return found.start()
+    return None
+
+
+def place(raw: bytes, offset: int | None) -> tuple[int, int]:
+    """Line and column (1-based, in characters) of a byte offset."""
+    offset = offset or 0
+    start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[start:offset].decode("utf-8-sig", errors="replace")) + 1
+    return raw.count(b"\n", 0, offset) + 1, column

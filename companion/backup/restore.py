@@ -1,0 +1,148 @@
+"""``flask --app companion restore FILE``: bring back a copy of the database.
+
+The file is checked first (an SQLite database that passes ``PRAGMA integrity_check``
+and holds the companion's tables), the user confirms (``--yes`` for scripts), the
+database it replaces is kept as ``backups/replaced-<time>.sqlite``, and the copy is
+written over the database with SQLite's backup API. The server must be stopped: its
+processes keep what they computed from the database in memory. Each server process
+holds a shared lock on ``<database>.serving`` while it runs (``hold_serving_lock``),
+which is how the command knows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+try:
+    import fcntl
+except ImportError:  # Windows: no way to tell; the prompt says to stop the server
+    fcntl = None
+
+from companion.backup.copies import (
+    backup_into,
+    database_file,
+    folder_lock,
+    folder_of,
+    integrity_problems,
+    read_only,
+)
+from companion.db import writer_lock
+
+TABLES = {"player", "match", "game", "round", "play"}  # what makes a database the companion's
+
+
+@click.command("restore")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--yes", is_flag=True, help="Replace without asking (for scripts).")
+@with_appcontext
+def restore_command(file: Path, yes: bool) -> None:
+    """Replace the database with FILE, a copy of it (see instance/backups/)."""
+    database = database_file(current_app)
+    if database is None:
+        raise click.ClickException("Only an SQLite database file can be restored.")
+    problem = unusable(file)
+    if problem:
+        raise click.ClickException(f"{file} cannot be restored: {problem}")
+    with serving_lock(database) as stopped:
+        if not stopped:
+            raise click.ClickException(
+                "The server is running. Stop it first (Ctrl+C where it runs), then restore."
+            )
+        if not yes:
+            click.confirm(
+                f"Replace the database {database} ({describe(database)}) with {file} "
+                f"({describe(file)})? The database now is kept in {folder_of(database)}.",
+                abort=True,
+            )
+        kept = replace(database, file)
+    click.echo(f"Restored {file}; the database it replaced is kept as {kept}.")
+
+
+def unusable(file: Path) -> str | None:
+    """Why ``file`` cannot replace the database, or None."""
+    if not file.is_file():
+        return "there is no such file."
+    try:
+        problems = integrity_problems(file)
+        with contextlib.closing(read_only(file)) as copy:
+            names = {row[0] for row in copy.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.DatabaseError as error:
+        if "not a database" in str(error):
+            return "it is not an SQLite database."
+        return f"it is damaged ({error})."
+    if problems:
+        return f"it is damaged ({problems[0]})."
+    if not names >= TABLES:
+        return "it is not a database of the companion."
+    return None
+
+
+def describe(database: Path) -> str:
+    """A database in a few words: its matches and when it last changed."""
+    if not database.exists():
+        return "none yet"
+    with contextlib.closing(read_only(database)) as connection:
+        matches = connection.execute("SELECT count(*) FROM match").fetchone()[0]
+    changed = datetime.fromtimestamp(database.stat().st_mtime)
+    return f"{matches} matches, changed {changed:%Y-%m-%d %H:%M}"
+
+
+def replace(database: Path, file: Path) -> Path:
+    """Keep a copy of the database, then write ``file`` over it; return the kept copy."""
+    folder = folder_of(database)
+    folder.mkdir(exist_ok=True)
+    with folder_lock(folder, wait=True):
+        kept = folder / f"replaced-{datetime.now():%Y-%m-%d-%H%M%S}.sqlite"
+        if database.exists():
+            backup_into(database, kept)
+        writer = writer_lock(str(database))
+        if not writer.acquire(timeout=30):  # the server is stopped: only another command
+            raise click.ClickException("The database is busy; try again in a moment.")
+        try:
+            with (
+                contextlib.closing(read_only(file)) as source,
+                contextlib.closing(sqlite3.connect(database)) as target,
+            ):
+                source.backup(target)
+                target.execute("PRAGMA journal_mode=WAL")  # as the server keeps it
+        finally:
+            writer.release()
+    return kept
+
+
+@contextlib.contextmanager
+def serving_lock(database: Path):
+    """Yield True when no server process runs on ``database`` (and none can start)."""
+    if fcntl is None:
+        yield True
+        return
+    descriptor = os.open(f"{database}.serving", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(descriptor)
+
+
+_serving: list[int] = []
+
+
+def hold_serving_lock(database: Path | None) -> None:
+    """In a server process: say "I am running" to ``restore`` until the process ends."""
+    if fcntl is None or database is None or _serving:
+        return
+    descriptor = os.open(f"{database}.serving", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    _serving.append(descriptor)  # kept open: the kernel lets go when the process ends

@@ -1,0 +1,268 @@
+"""Importing a backup while the table plays: phones keep writing, all or nothing, one at a time."""
+
+import fcntl
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from datetime import datetime
+
+import pytest
+from conftest import TESTS, make_app
+from driver import add_players, choose, pending_of, start_match
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_backup import export, household, shifted, snapshot, upload
+from test_browser_history import simulated_game
+
+from companion.backup import apart, load
+from companion.backup.bulk import NotQuick, quick_rounds
+from companion.backup.check import careful_rounds, read_backup
+from companion.backup.fields import BackupError
+from companion.db import db, writer_lock
+from companion.models import Match
+
+
+@pytest.fixture
+def document(client):
+    """A household's history as a file whose matches are all new to ``client``'s database."""
+    household(client)
+    return shifted(export(client))
+
+
+def database_path(app) -> str:
+    with app.app_context():
+        return db.engine.url.database
+
+
+def test_staging_leaves_the_phones_free_to_write(app, client, document, monkeypatch):
+    path = database_path(app)
+    seen = []
+    take = load.Rows.take
+
+    def while_staging(rows):
+        # What a phone's write needs: the writers' lock, then SQLite's write lock.
+        writer = writer_lock(path)
+        seen.append(writer.acquire(timeout=0))
+        writer.release()
+        with sqlite3.connect(path, timeout=0) as other:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("UPDATE player SET archived = archived")
+            other.rollback()
+            seen.append(True)
+        return take(rows)
+
+    monkeypatch.setattr(load.Rows, "take", while_staging)
+    assert upload(client, document).status_code == 303
+    assert seen and all(seen)
+
+
+def test_a_merge_that_fails_midway_leaves_nothing(app, client, document, monkeypatch):
+    before = snapshot(app)
+    statement = load.merge_statement
+
+    def failing(model):
+        if model is load.derived.PlayerMatchStat:  # the last table: the rest is written
+            raise RuntimeError("the power went out")
+        return statement(model)
+
+    monkeypatch.setattr(load, "merge_statement", failing)
+    with app.app_context(), pytest.raises(RuntimeError):
+        load.import_backup(read_backup(json.dumps(document).encode()))
+    assert snapshot(app) == before
+    with app.app_context():  # the pooled connection is left as it was found
+        raw = db.engine.raw_connection()
+        try:
+            assert raw.driver_connection.execute("PRAGMA foreign_keys").fetchone() == (1,)
+            temp = "SELECT name FROM temp.sqlite_master WHERE type = 'table'"
+            assert raw.driver_connection.execute(temp).fetchall() == []
+        finally:
+            raw.close()
+
+
+CRASH = """
+import os, sys
+sys.path.insert(0, {tests!r})
+from conftest import testing_config
+from companion import create_app
+from companion.backup import apart, load
+from companion.backup.check import read_backup
+
+statement = load.merge_statement
+def crash(model):
+    if model is load.derived.PlayerGameStat:  # plays and all are in, not committed
+        os._exit(9)
+    return statement(model)
+load.merge_statement = crash
+app = create_app(testing_config({database!r}))
+with app.app_context():
+    load.import_backup(read_backup(open({file!r}, "rb").read()))
+"""
+
+
+def test_a_process_killed_during_the_merge_leaves_nothing(app, document, tmp_path):
+    file = tmp_path / "backup.json"
+    file.write_text(json.dumps(document))
+    before = snapshot(app)
+    script = CRASH.format(tests=str(TESTS), database=database_path(app), file=str(file))
+    crashed = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], check=False)
+    assert crashed.returncode == 9
+    assert snapshot(app) == before
+    result = app.test_cli_runner().invoke(args=["rebuild", "--check"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.app_config(IMPORT_LOCK_BUDGET=0, IMPORT_QUIET=3600)
+def test_a_big_import_while_someone_plays_is_refused_on_the_page(app, client, document):
+    add_players(client, "Zoe")  # a write a moment ago: someone is at the table
+    before = snapshot(app)
+    response = upload(client, document)
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert "Someone is playing right now, and this backup is big" in page
+    assert 'aria-invalid="true"' in page
+    assert snapshot(app) == before
+
+
+@pytest.mark.app_config(IMPORT_LOCK_BUDGET=0, IMPORT_QUIET=3600)
+def test_a_big_import_when_nobody_played_for_a_while_goes_ahead(app, client, document):
+    path = database_path(app)
+    long_ago = time.time() - 7200
+    for name in (f"{path}-wal", path):
+        if os.path.exists(name):
+            os.utime(name, (long_ago, long_ago))
+    assert upload(client, document).status_code == 303
+
+
+@pytest.mark.app_config(IMPORT_LOCK_BUDGET=0, IMPORT_QUIET=1)
+def test_the_command_line_waits_for_a_quiet_moment(app, client, document, tmp_path):
+    file = tmp_path / "backup.json"
+    file.write_text(json.dumps(document))
+    add_players(client, "Zoe")
+    written = os.stat(f"{database_path(app)}-wal").st_mtime  # the last write
+    result = app.test_cli_runner().invoke(args=["import", str(file)])
+    assert result.exit_code == 0, result.output
+    assert "Someone is playing: waiting for a quiet moment" in result.output
+    assert "Matches: 2 added" in result.output
+    assert time.time() - written >= 1  # a second without writes came first
+
+
+def test_a_second_import_at_the_same_time_is_refused(app, client, document):
+    before = snapshot(app)
+    path = database_path(app)
+    descriptor = os.open(f"{path}.import", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # another server process is importing
+        response = upload(client, document)
+    finally:
+        os.close(descriptor)
+    assert response.status_code == 422
+    assert "Another import is running. Try again when it is done." in response.get_data(
+        as_text=True
+    )
+    assert snapshot(app) == before
+    assert upload(client, document).status_code == 303  # and once it is done, it works
+
+
+def test_ids_follow_the_matches_already_there(app, tmp_path):
+    source = make_app(tmp_path / "source.sqlite").test_client()
+    household(source)
+    target = app.test_client()
+    ids = add_players(target, "Yan", "Zoe")
+    start_match(target, ids)  # match 1 here already
+    phone = app.test_client()  # imports, and so holds the player link of what is unfinished
+    assert upload(phone, export(source)).status_code == 303
+    with app.app_context():
+        pro = db.session.scalar(db.select(Match).where(Match.pro))
+        assert pro.id == 3
+    pending = pending_of(phone, pro.id)
+    assert pending is not None  # the round that waits for Anna's row choice
+    assert choose(target, pro.id, pending.player, 1).status_code == 403
+    assert choose(phone, pro.id, pending.player, 1).status_code == 303
+    result = app.test_cli_runner().invoke(args=["rebuild", "--check"])
+    assert result.exit_code == 0, result.output
+
+
+# --- the quick check agrees with the careful one ---------------------------------------
+
+
+MUTATIONS = st.sampled_from(
+    ["none", "swap", "duplicate", "drop choices", "extra choice", "bool", "cut", "string"]
+)
+
+
+def mutate(rounds: list[dict], how: str, rng: random.Random) -> list[dict]:
+    """The rounds with one change that may or may not break them."""
+    rounds = json.loads(json.dumps(rounds))
+    entry = rng.choice(rounds)
+    if how == "swap":
+        other = rng.choice(rounds)
+        entry["cards"][0], other["cards"][-1] = other["cards"][-1], entry["cards"][0]
+    elif how == "duplicate":
+        entry["cards"][-1] = rng.choice(rng.choice(rounds)["cards"])
+    elif how == "drop choices":
+        entry.pop("choices", None)
+    elif how == "extra choice":
+        entry.setdefault("choices", {})["B"] = rng.randint(0, 5)
+    elif how == "bool":
+        entry["cards"][0] = True
+    elif how == "cut":
+        rounds = rounds[: rng.randint(0, len(rounds))]
+    elif how == "string":
+        entry["cards"][0] = str(entry["cards"][0])
+    return rounds
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), players=st.integers(2, 10), how=MUTATIONS)
+def test_the_quick_check_accepts_only_what_the_careful_one_accepts(seed, players, how):
+    rng = random.Random(seed)
+    seats = list("ABCDEFGHIJ"[:players])
+    game = simulated_game(rng, seats, datetime(2025, 1, 31, 20))
+    starting, rounds = game["starting"], mutate(game["rounds"], how, rng)
+    try:
+        careful = careful_rounds(starting, rounds, seats, 104)
+    except BackupError:
+        careful = None
+    try:
+        quick = quick_rounds(starting, rounds, seats, 104)
+    except NotQuick:
+        return  # the careful way decides
+    assert quick == careful
+
+
+# --- a big file is imported by a helper process ----------------------------------------
+
+
+@pytest.mark.app_config(IMPORT_APART_FROM=0)
+def test_a_big_file_is_imported_by_a_helper_process(app, client, document, monkeypatch):
+    calls = []
+    monkeypatch.setattr(apart, "import_backup", lambda *args: calls.append(args))  # not here
+    response = upload(client, document)
+    assert response.status_code == 303
+    assert calls == []  # the helper did the work, in its own process
+    page = client.get("/backup").get_data(as_text=True)
+    assert "Players added: 0" in page and "Matches added: 2" in page
+    refused = upload(client, {**document, "version": 2})
+    assert refused.status_code == 422  # its refusals come back whole, with the message
+    assert "format version 2, from a newer companion" in refused.get_data(as_text=True)
+
+
+def test_a_helper_that_dies_imports_nothing_and_says_so(app, client, document, monkeypatch):
+    app.config["IMPORT_APART_FROM"] = 0
+    before = snapshot(app)
+
+    def broken(self, *args, **kwargs):
+        raise BrokenProcessPool("killed")
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", broken)
+    response = upload(client, document)
+    assert response.status_code == 422
+    assert "The import stopped before it was done" in response.get_data(as_text=True)
+    assert snapshot(app) == before
