@@ -26,6 +26,16 @@ def in_view(locator) -> bool:
     return locator.evaluate(IN_VIEW)
 
 
+def until(page, condition: str, seconds: float = 2) -> None:
+    """Wait until a JavaScript condition holds. Not wait_for_function: its polling
+    evaluates strings, which the page's CSP (rightly) refuses."""
+    for _ in range(int(seconds * 10)):
+        if page.evaluate(condition):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"still not {condition}")
+
+
 def add_players_quickly(page, live_server, names: list[str]) -> None:
     """Household players added by plain posts (the players page has its own tests)."""
     for name in names:
@@ -118,11 +128,11 @@ def test_the_too_low_choice_opens_at_the_top_wherever_the_page_was(page, live_se
     for name, card in zip(names, [39, 44, 3], strict=True):
         page.get_by_label(name, exact=True).fill(str(card))
     page.mouse.wheel(0, 2000)
-    page.wait_for_function("scrollY > 0")
+    until(page, "scrollY > 0")
     page.get_by_role("button", name="Place the cards").click()
     heading = page.locator(".row-choice h2")
     heading.wait_for()
-    page.wait_for_function("scrollY === 0", timeout=2000)  # htmx shows the top after the swap
+    until(page, "scrollY === 0")  # htmx shows the top of the page right after the swap
     box = heading.bounding_box()
     assert 0 <= box["y"] <= 200, box
     suggested = page.locator("button.choice.is-suggested")
