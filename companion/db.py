@@ -11,7 +11,7 @@ try:
 except ImportError:  # Windows: one server process, the thread lock is enough
     fcntl = None
 
-from flask import has_request_context, request
+from flask import current_app, has_request_context, request
 from flask_babel import Babel
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -70,6 +70,9 @@ def _begin_sqlite(connection) -> None:
     BEGIN, two phones could both read the same round and one would fail to upgrade to
     a writer ("database is locked"); IMMEDIATE makes the second wait its turn instead,
     then read the first one's result. Reads keep a plain BEGIN and never wait.
+
+    The wait is bounded by the WRITE_WAIT setting: past it, ``DatabaseBusy`` (a 503
+    asking to send again, ``companion.faults``) rather than a phone left hanging.
     """
     if connection.dialect.name != "sqlite":
         return
@@ -79,17 +82,39 @@ def _begin_sqlite(connection) -> None:
         and not connection.get_execution_options().get(READ_FIRST)
     )
     if not immediate:
+        if connection.info.pop(SHORTENED, False):  # a write before shortened SQLite's wait
+            connection.exec_driver_sql(f"PRAGMA busy_timeout = {READ_WAIT * 1000:.0f}")
         connection.exec_driver_sql("BEGIN")
         return
+    wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
+    deadline = time.monotonic() + wait
     # Writers queue on a lock first: SQLite's own wait polls in sleeps of up to 100 ms,
     # which makes a busy table feel slow. Other programs (the CLI) meet SQLite's lock.
     writer = writer_lock(connection.engine.url.database)
-    connection.info["writer"] = writer if writer.acquire(timeout=WRITER_WAIT) else None
     try:
+        acquired = writer.acquire(deadline)
+    except OSError as error:  # the lock file cannot be made: a read-only folder
+        raise DatabaseUnavailable(str(error)) from error
+    if not acquired:
+        raise DatabaseBusy(f"another write held the writer lock for {wait:g} s")
+    connection.info["writer"] = writer
+    try:
+        # What is left of the wait is SQLite's, for a writer outside this server.
+        left = max(0, round((deadline - time.monotonic()) * 1000))
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {left}")
+        connection.info[SHORTENED] = True
         connection.exec_driver_sql("BEGIN IMMEDIATE")
     except Exception:
         _release_writer(connection)
         raise
+
+
+class DatabaseBusy(Exception):
+    """A write could not have the database within WRITE_WAIT seconds (answered 503)."""
+
+
+class DatabaseUnavailable(Exception):
+    """The database's folder cannot be written (answered 503)."""
 
 
 READ_FIRST = "companion_read_first"
@@ -106,15 +131,21 @@ def read_first() -> None:
     db.session.connection(execution_options={READ_FIRST: True})
 
 
-WRITER_WAIT = 30  # seconds; past that, leave the waiting to SQLite
+WRITE_WAIT = 3.0  # seconds a write waits for the database before a 503 (WRITE_WAIT)
+READ_WAIT = 5  # seconds SQLite waits for a read (the driver's default), rarely needed in WAL
+SHORTENED = "companion_busy_timeout_shortened"
+FLOCK_POLL = 0.002  # seconds between tries of another process's writer lock
 
 
 class WriterLock:
-    """Where one database's writers queue, woken the moment the writer before is done.
+    """Where one database's writers queue, each waiting until a deadline at most.
 
-    Threads of a process queue on a thread lock; the server's worker processes then on
-    a file lock beside the database (``flock``, which the kernel releases if a process
-    dies). Without ``fcntl`` (Windows) there is one process, and the thread lock.
+    Threads of a process queue on a thread lock, woken the moment the writer before is
+    done; the server's worker processes then on a file lock beside the database
+    (``flock``, which the kernel releases if a process dies). ``flock`` has no timeout,
+    so a process tries it without blocking every FLOCK_POLL seconds: the lock is
+    held for milliseconds, and the deadline is kept. Without ``fcntl`` (Windows) there
+    is one process, and the thread lock.
     """
 
     def __init__(self, path: str | None):
@@ -122,22 +153,35 @@ class WriterLock:
         self.path = f"{path}.writer" if fcntl and path and path != ":memory:" else None
         self.file: int | None = None
 
-    def acquire(self, timeout: float) -> bool:
-        """Wait for the turn to write; False after ``timeout`` seconds among threads.
+    def acquire(self, deadline: float) -> bool:
+        """Wait for the turn to write; False at ``deadline`` (``time.monotonic()``).
 
         The file is opened for each write and closed after it: a test run opens
         hundreds of databases, and an idle process keeps no descriptor.
         """
-        if not self.threads.acquire(timeout=timeout):
+        if not self.threads.acquire(timeout=max(0.0, deadline - time.monotonic())):
             return False
         if self.path:
             try:
                 self.file = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-                fcntl.flock(self.file, fcntl.LOCK_EX)
+                if not self._flock(deadline):
+                    self.release()
+                    return False
             except OSError:
                 self.release()
                 raise
         return True
+
+    def _flock(self, deadline: float) -> bool:
+        """Take the file lock, trying again until ``deadline``."""
+        while True:
+            try:
+                fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(FLOCK_POLL)
 
     def release(self) -> None:
         """Let the next writer in (closing the file releases its lock)."""
@@ -199,12 +243,17 @@ def checkpoint_in_background(app) -> threading.Thread:
 
 def _checkpoint_forever(engine) -> None:
     """Checkpoint every CHECKPOINT_EVERY seconds, as far as the readers allow (PASSIVE)."""
+    failing = None
     while True:
         time.sleep(CHECKPOINT_EVERY)
         try:
             checkpoint(engine)
-        except Exception:  # a busy or missing database: try again next time
-            logger.exception("checkpoint failed")
+        except Exception as error:  # a busy, read-only or full database: try again later
+            if str(error) != failing:  # once per kind of failure, not every second
+                logger.warning("checkpoint failed: %s", error)
+            failing = str(error)
+        else:
+            failing = None
 
 
 def checkpoint(engine) -> None:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, insert, select
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError
 
 from companion import derived, rules
 from companion.backup.check import Backup, GameIn, MatchIn
@@ -45,7 +45,7 @@ def import_backup(backup: Backup) -> Report:
     try:
         report = write(backup)
         db.session.commit()
-    except (IntegrityError, OperationalError):
+    except IntegrityError:
         db.session.rollback()
         raise BackupError(
             N_(

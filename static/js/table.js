@@ -29,6 +29,14 @@
   document.addEventListener("DOMContentLoaded", reveal);
   document.addEventListener("htmx:afterSettle", reveal);
 
+  // A form sent successfully clears the notice of a request the server could not store.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var notice = document.getElementById("server-notice");
+    if (notice && event.detail.successful && event.detail.elt.tagName === "FORM") {
+      notice.replaceChildren();
+    }
+  });
+
   // Keep the screen awake during a match, where the browser allows it.
   var wakeLock = null;
   function keepAwake() {
