@@ -21,6 +21,7 @@ HTMX_CONFIG = {
         {
             "code": "503",
             "swap": True,
+            "error": True,  # not "successful": table.js keeps the notice up
             "target": "#server-notice",
             "select": "#server-message",
             "swapOverride": "innerHTML",

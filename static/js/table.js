@@ -29,10 +29,12 @@
   document.addEventListener("DOMContentLoaded", reveal);
   document.addEventListener("htmx:afterSettle", reveal);
 
-  // A form sent successfully clears the notice of a request the server could not store.
+  // A form sent successfully clears the notice of a request the server could not store
+  // (polls, which are GETs, do not: the notice stays until the player sends again).
   document.addEventListener("htmx:afterRequest", function (event) {
     var notice = document.getElementById("server-notice");
-    if (notice && event.detail.successful && event.detail.elt.tagName === "FORM") {
+    var config = event.detail.requestConfig;
+    if (notice && event.detail.successful && config && config.verb !== "get") {
       notice.replaceChildren();
     }
   });
