@@ -93,7 +93,7 @@ def _begin_sqlite(connection) -> None:
     writer = writer_lock(connection.engine.url.database)
     try:
         acquired = writer.acquire(deadline)
-    except OSError as error:  # the lock file cannot be made: a read-only folder
+    except OSError as error:  # the lock file cannot be opened: a read-only or full disk
         raise DatabaseUnavailable(str(error)) from error
     if not acquired:
         raise DatabaseBusy(f"another write held the writer lock for {wait:g} s")
@@ -114,7 +114,7 @@ class DatabaseBusy(Exception):
 
 
 class DatabaseUnavailable(Exception):
-    """The database's folder cannot be written (answered 503)."""
+    """The writer lock file beside the database cannot be opened (answered 503)."""
 
 
 READ_FIRST = "companion_read_first"

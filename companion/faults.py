@@ -13,6 +13,7 @@ for the ``flask`` commands, ``companion.serve`` for the server).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import Callable
@@ -42,6 +43,7 @@ FAULTS = {
     SQLITE_IOERR: UNAVAILABLE,
     SQLITE_CANTOPEN: UNAVAILABLE,
 }
+DENIED = {errno.EROFS, errno.EACCES, errno.EPERM}
 # Seconds a client is asked to wait: a busy database frees up in moments, the others
 # need someone at the computer.
 RETRY_AFTER = {BUSY: 2, READ_ONLY: 60, FULL: 60, UNAVAILABLE: 30}
@@ -59,8 +61,9 @@ def fault_of(error: BaseException) -> str | None:
     """BUSY, READ_ONLY, FULL or UNAVAILABLE for a storage failure; None for anything else."""
     if isinstance(error, DatabaseBusy):
         return BUSY
-    if isinstance(error, DatabaseUnavailable):
-        return READ_ONLY
+    if isinstance(error, DatabaseUnavailable):  # the writer lock file could not be opened
+        cause = getattr(error.__cause__, "errno", None)
+        return FULL if cause == errno.ENOSPC else READ_ONLY if cause in DENIED else UNAVAILABLE
     original = getattr(error, "orig", error)
     code = getattr(original, "sqlite_errorcode", None)
     return FAULTS.get(code & 0xFF) if isinstance(code, int) else None

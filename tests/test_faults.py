@@ -9,6 +9,7 @@ file systems are in ``test_faults_mounts.py``.
 """
 
 import contextlib
+import errno
 import fcntl
 import io
 import os
@@ -26,8 +27,8 @@ from flask import abort
 from sqlalchemy import event
 
 from companion import create_app
-from companion.db import DatabaseBusy, db
-from companion.faults import StorageError
+from companion.db import DatabaseBusy, DatabaseUnavailable, db
+from companion.faults import StorageError, fault_of
 from companion.models import Match, PendingCard, Play, Player, Round
 
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
@@ -352,3 +353,14 @@ def test_flask_commands_print_the_line_without_a_traceback(tmp_path):
         "writable for this user (SQLite writes files beside it), or set "
         "COMPANION_DATABASE_URL to another place."
     ]
+
+
+@pytest.mark.parametrize(
+    ("number", "fault"),
+    [(errno.EROFS, "read-only"), (errno.EACCES, "read-only"), (errno.ENOSPC, "full")],
+)
+def test_a_writer_lock_file_that_cannot_be_opened_is_named_by_its_cause(number, fault):
+    try:
+        raise DatabaseUnavailable("lock file") from OSError(number, os.strerror(number))
+    except DatabaseUnavailable as error:
+        assert fault_of(error) == fault
