@@ -20,12 +20,11 @@ import threading
 
 import conftest
 import pytest
-from driver import add_players, start_game, start_match
-from test_serve import CSRF, ROOT, FormPhone, children, gone, start_server, wait_for
+from test_serve import ROOT, FormPhone, children, gone, joined_phones, start_server, wait_for
 
 from companion import create_app
 from companion.db import db
-from companion.models import Game, Match, PendingCard, Play, Round
+from companion.models import Game, PendingCard, Play, Round
 
 TABLES = 12
 SEATS = 3
@@ -50,18 +49,9 @@ def card(round_number: int, seat: int) -> int:
 
 def set_up_tables(app, base: str) -> list[Table]:
     """TABLES started games of Anna, Ben and Cleo, each with its own three joined phones."""
-    client = app.test_client()
-    ids = add_players(client, "Anna", "Ben", "Cleo")
-    tables = []
+    tables, ids = [], None
     for _ in range(TABLES):
-        match_id = start_match(client, ids, end_kind="games", end_value=1)
-        assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
-        with app.app_context():
-            token = db.session.get(Match, match_id).player_token
-        phones = [FormPhone(base) for _ in range(SEATS)]
-        for phone in phones:
-            assert phone.request(f"/matches/{match_id}/join/{token}") == 303
-            phone.csrf = CSRF.search(phone.page(f"/matches/{match_id}")).group(1)
+        ids, match_id, phones = joined_phones(app, base, SEATS, ids)
         tables.append(Table(match_id, ids, phones))
     return tables
 

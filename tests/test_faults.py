@@ -22,7 +22,7 @@ from pathlib import Path
 import conftest
 import pytest
 from conftest import make_app
-from driver import add_players, enter_round, start_game, start_match
+from driver import add_players, enter_round
 from flask import abort
 from sqlalchemy import event
 
@@ -75,15 +75,6 @@ def count(app, model) -> int:
 def player_names(app) -> list[str]:
     with app.app_context():
         return sorted(db.session.scalars(db.select(Player.name)))
-
-
-@pytest.fixture
-def table(app, client):
-    """Anna, Ben and Cleo's started game; the client holds its player link."""
-    ids = add_players(client, "Anna", "Ben", "Cleo")
-    match_id = start_match(client, ids)
-    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
-    return ids, match_id
 
 
 # --- a busy database ----------------------------------------------------------------

@@ -8,7 +8,6 @@ the full disk. The SQLite-layer simulations of both run everywhere (test_faults.
 
 import contextlib
 import os
-import re
 import sqlite3
 import subprocess
 import sys
@@ -16,14 +15,12 @@ from pathlib import Path
 
 import conftest
 import pytest
-from driver import add_players, start_game, start_match
-from test_serve import ROOT, SERVE, FormPhone, free_port, start_server, stop
+from test_serve import ROOT, SERVE, free_port, joined_phones, start_server, stop
 
 from companion import create_app
 from companion.db import db
-from companion.models import Match, PendingCard, Play, Round
+from companion.models import PendingCard, Play, Round
 
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 pytestmark = pytest.mark.slow
 
 
@@ -115,15 +112,7 @@ def serve_a_table(tmp_path, instance: Path):
         tmp_path, COMPANION_DATABASE_URL=f"sqlite:///{database}", COMPANION_SECRET_KEY="k"
     )
     app = create_app(conftest.testing_config(database, SECRET_KEY="k"))
-    client = app.test_client()
-    ids = add_players(client, "Anna", "Ben", "Cleo")
-    match_id = start_match(client, ids)
-    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
-    with app.app_context():
-        token = db.session.get(Match, match_id).player_token
-    phone = FormPhone(f"http://127.0.0.1:{port}")
-    assert phone.request(f"/matches/{match_id}/join/{token}") == 303
-    phone.csrf = CSRF.search(phone.page(f"/matches/{match_id}")).group(1)
+    ids, match_id, [phone] = joined_phones(app, f"http://127.0.0.1:{port}", 1)
     form = {
         **{f"card-{pid}": str(card) for pid, card in zip(ids, [50, 51, 52], strict=True)},
         "game": "1",

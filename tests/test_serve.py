@@ -123,9 +123,9 @@ def answers(port: int) -> bool:
         return False
 
 
-def joined_phones(app, base: str, count: int):
+def joined_phones(app, base: str, count: int, ids=None):
     """The started game's phones, each with the CSRF token the real server asks for."""
-    _, ids, match_id, phones = joined(app, base, count, FormPhone)
+    _, ids, match_id, phones = joined(app, base, count, FormPhone, ids)
     for phone in phones:
         phone.csrf = CSRF.search(phone.page(f"/matches/{match_id}")).group(1)
     return ids, match_id, phones
