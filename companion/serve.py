@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     """Bind, migrate, show where to connect, and serve until stopped."""
     args = parse_args(argv)
     try:
-        listener = listen(args.host, args.port)
+        listener = bind(args.host, args.port)
     except OSError as error:
         raise SystemExit(cannot_listen(args.host, args.port, error)) from None
     try:
@@ -128,6 +128,10 @@ def main(argv: list[str] | None = None) -> None:
         upgrade()
         fill_statistics()
         db.engine.dispose()  # no connection may cross into a forked worker
+    try:  # only now: a phone (or a script waiting for the port) must find the tables there
+        listener.listen(BACKLOG)
+    except OSError as error:
+        raise SystemExit(cannot_listen(args.host, args.port, error)) from None
     url = phone_url(args.host, args.port)
     print(f"Open {url} on a phone on the same network", flush=True)
     print_qr(url)
@@ -138,14 +142,13 @@ def main(argv: list[str] | None = None) -> None:
         Gunicorn(listener, args.workers).run()
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound once and shared by every worker."""
+def bind(host: str, port: int) -> socket.socket:
+    """The server's socket, bound once (a busy port shows here) and shared by every worker."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((host, port))
-        listener.listen(BACKLOG)
     except OSError:
         listener.close()
         raise
