@@ -29,25 +29,22 @@ from sqlalchemy.exc import OperationalError
 from companion.db import DatabaseBusy, DatabaseUnavailable
 from companion.i18n import safe_next_url
 
-# SQLite's primary result codes (the low byte of an extended code).
-SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY = 3, 5, 6, 8
-SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN = 10, 13, 14
-
 BUSY, READ_ONLY, FULL, UNAVAILABLE = "busy", "read-only", "full", "unavailable"
+# SQLite's primary result codes (the low byte of an extended one) that are not the
+# request's fault; any other error is a bug, and a 500.
 FAULTS = {
-    SQLITE_BUSY: BUSY,
-    SQLITE_LOCKED: BUSY,
-    SQLITE_READONLY: READ_ONLY,
-    SQLITE_PERM: READ_ONLY,
-    SQLITE_FULL: FULL,
-    SQLITE_IOERR: UNAVAILABLE,
-    SQLITE_CANTOPEN: UNAVAILABLE,
+    sqlite3.SQLITE_BUSY: BUSY,
+    sqlite3.SQLITE_LOCKED: BUSY,
+    sqlite3.SQLITE_READONLY: READ_ONLY,
+    sqlite3.SQLITE_PERM: READ_ONLY,
+    sqlite3.SQLITE_FULL: FULL,
+    sqlite3.SQLITE_IOERR: UNAVAILABLE,
+    sqlite3.SQLITE_CANTOPEN: UNAVAILABLE,
 }
 DENIED = {errno.EROFS, errno.EACCES, errno.EPERM}
 # Seconds a client is asked to wait: a busy database frees up in moments, the others
 # need someone at the computer.
 RETRY_AFTER = {BUSY: 2, READ_ONLY: 60, FULL: 60, UNAVAILABLE: 30}
-
 
 OTHER_DATABASE = "or set COMPANION_DATABASE_URL to another place"
 OTHER_KEY = "or set COMPANION_SECRET_KEY"
