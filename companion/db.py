@@ -92,7 +92,7 @@ def _begin_sqlite(connection) -> None:
     # which makes a busy table feel slow. Other programs (the CLI) meet SQLite's lock.
     writer = writer_lock(connection.engine.url.database)
     try:
-        acquired = writer.acquire(deadline)
+        acquired = writer.acquire(timeout=wait)
     except OSError as error:  # the lock file cannot be opened: a read-only or full disk
         raise DatabaseUnavailable(str(error)) from error
     if not acquired:
@@ -131,7 +131,8 @@ def read_first() -> None:
     db.session.connection(execution_options={READ_FIRST: True})
 
 
-WRITE_WAIT = 3.0  # seconds a write waits for the database before a 503 (WRITE_WAIT)
+WRITE_WAIT = 3.0  # seconds a phone's write waits for the database before a 503 (WRITE_WAIT)
+WRITER_WAIT = 30  # seconds a write outside a request (an import's merge) may wait
 READ_WAIT = 5  # seconds SQLite waits for a read (the driver's default), rarely needed in WAL
 SHORTENED = "companion_busy_timeout_shortened"
 FLOCK_POLL = 0.002  # seconds between tries of another process's writer lock
@@ -153,13 +154,14 @@ class WriterLock:
         self.path = f"{path}.writer" if fcntl and path and path != ":memory:" else None
         self.file: int | None = None
 
-    def acquire(self, deadline: float) -> bool:
-        """Wait for the turn to write; False at ``deadline`` (``time.monotonic()``).
+    def acquire(self, timeout: float) -> bool:
+        """Wait for the turn to write; False after ``timeout`` seconds in all.
 
         The file is opened for each write and closed after it: a test run opens
         hundreds of databases, and an idle process keeps no descriptor.
         """
-        if not self.threads.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        deadline = time.monotonic() + timeout
+        if not self.threads.acquire(timeout=timeout):
             return False
         if self.path:
             try:

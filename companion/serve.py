@@ -176,7 +176,7 @@ def serve(app, listener: socket.socket) -> None:
     # Every phone at every table keeps a connection open while it polls; waitress
     # allows only 100 by default, which a few busy tables would use up. It waits on
     # select(), which cannot watch more than 1024 descriptors: stay well below.
-    checkpoint_in_background(app)
+    start_serving(app)
     waitress.serve(app, sockets=[listener], threads=THREADS, connection_limit=900)
 
 
@@ -227,8 +227,13 @@ def first_heartbeat(_server, worker) -> None:
 
 
 def start_worker(worker) -> None:
-    """gunicorn's post_worker_init hook: checkpoint the WAL from a thread of the worker."""
-    checkpoint_in_background(worker.wsgi)
+    """gunicorn's post_worker_init hook: the worker's app is made; start its helpers."""
+    start_serving(worker.wsgi)
+
+
+def start_serving(app) -> None:
+    """What each serving process runs beside its requests (gunicorn worker or waitress)."""
+    checkpoint_in_background(app)
 
 
 if __name__ == "__main__":
