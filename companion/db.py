@@ -18,7 +18,9 @@ from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.pool import Pool
 
 # Named constraints let Alembic's SQLite batch mode drop and alter them later.
 logger = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ babel = Babel()
 
 
 @event.listens_for(Engine, "connect")
-def _configure_sqlite(dbapi_connection, _connection_record) -> None:
+def _configure_sqlite(dbapi_connection, connection_record) -> None:
     """Foreign keys on (SQLite ignores them unless asked per connection), and WAL.
 
     Write-ahead logging lets phones read the match while another phone writes, and
@@ -57,9 +59,32 @@ def _configure_sqlite(dbapi_connection, _connection_record) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
         if _checkpoints["background"]:
             cursor.execute("PRAGMA wal_autocheckpoint=0")
+        path = cursor.execute("PRAGMA database_list").fetchone()[2]
         cursor.close()
         # Let SQLAlchemy say BEGIN itself (below) instead of the driver's own guess.
         dbapi_connection.isolation_level = None
+        if path and not writable(path):
+            connection_record.info[OPENED_READ_ONLY] = path
+
+
+OPENED_READ_ONLY = "companion_opened_read_only"
+
+
+def writable(path: str) -> bool:
+    """True when this process may write the database file and its folder (for the WAL)."""
+    return os.access(path, os.W_OK) and os.access(os.path.dirname(path) or ".", os.W_OK)
+
+
+@event.listens_for(Pool, "checkout")
+def _reopen_once_writable(_dbapi_connection, connection_record, _proxy) -> None:
+    """Replace a connection opened while the database could not be written, once it can.
+
+    SQLite opens such a file read-only, for good: kept in the pool, that connection would
+    refuse every write (503) long after the folder is writable again.
+    """
+    path = connection_record.info.get(OPENED_READ_ONLY)
+    if path and writable(path):
+        raise DisconnectionError("the database can be written again: reconnect")
 
 
 @event.listens_for(Engine, "begin")

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import conftest
 import pytest
+from driver import add_players
 from test_serve import ROOT, SERVE, free_port, joined_phones, start_server, stop
 
 from companion import create_app
 from companion.db import db
-from companion.models import PendingCard, Play, Round
+from companion.models import PendingCard, Play, Player, Round
 
 pytestmark = pytest.mark.slow
 
@@ -178,3 +179,24 @@ def test_a_full_disk_during_a_write_answers_503_saves_nothing_and_serves_reads(t
     finally:
         unmount(instance)
     assert "answered 503 (full)" in (tmp_path / "server.log").read_text()
+
+
+def test_a_connection_opened_while_read_only_is_replaced_once_writable(tmp_path, client, app):
+    """SQLite opens the file read-only for good: the pool must not keep that connection."""
+    add_players(client, "Anna", "Ben", "Cleo")
+    database = Path(app.config["SQLALCHEMY_DATABASE_URI"].removeprefix("sqlite:///"))
+    with app.app_context():
+        db.engine.dispose()
+    # Another process keeps the write-ahead log open, as a server's other workers do.
+    with contextlib.closing(sqlite3.connect(database)) as other:
+        other.execute("SELECT count(*) FROM player").fetchone()
+        with read_only(database.parent):
+            assert client.get("/players/").status_code == 200  # a connection, read-only
+            assert client.post("/players/", data={"name": "Zoe"}).status_code == 503
+    assert client.post("/players/", data={"name": "Zoe"}).status_code == 303
+    assert stored_names(app) == ["Anna", "Ben", "Cleo", "Zoe"]
+
+
+def stored_names(app) -> list[str]:
+    with app.app_context():
+        return sorted(db.session.scalars(db.select(Player.name)))
