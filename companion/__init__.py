@@ -12,6 +12,13 @@ from werkzeug.exceptions import HTTPException
 from companion import present
 from companion.commands import register_commands
 from companion.db import babel, csrf, db, migrate
+from companion.faults import (
+    OTHER_KEY,
+    check_storage,
+    ensure_folder,
+    register_fault_handlers,
+    secret_key_problem,
+)
 from companion.htmx import HTMX_CONFIG, HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
 from companion.i18n import LANGUAGES, install_template_gettext, select_locale
 
@@ -36,11 +43,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     )
     # Block tags leave no blank lines and indentation behind: a phone downloads less.
     app.jinja_options = {**app.jinja_options, "trim_blocks": True, "lstrip_blocks": True}
-    os.makedirs(app.instance_path, exist_ok=True)
     configure(app, test_config)
     from companion import guard  # it needs serve, which needs create_app
 
     guard.init_app(app)
+    check_storage(app)  # a read-only or missing database stops here, in one line
 
     db.init_app(app)
     # Batch mode: SQLite cannot ALTER most things, Alembic copies the table instead.
@@ -54,6 +61,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     register_blueprints(app)
     register_commands(app)
     register_error_handlers(app)
+    register_fault_handlers(app, wants_json)  # 503 for a busy or broken database
     app.after_request(add_security_headers)
     app.context_processor(template_globals)
     from companion.live import QuietPolls
@@ -87,16 +95,24 @@ def configure(app: Flask, test_config: dict | None) -> None:
 
 def load_or_create_secret_key(path: Path) -> str:
     """Read the local secret key, generating it (mode 0600) on first start."""
-    if path.exists():
-        return path.read_text().strip()
-    key = secrets.token_hex(32)
-    # O_EXCL: two workers starting at once must not overwrite each other's key.
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_text().strip()
-    with os.fdopen(fd, "w") as file:
-        file.write(key + "\n")
+        if path.exists():
+            return path.read_text().strip()
+        ensure_folder(path.parent, "the secret key", OTHER_KEY)
+        key = secrets.token_hex(32)
+        # O_EXCL: two workers starting at once must not overwrite each other's key.
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return path.read_text().strip()
+        try:
+            with os.fdopen(fd, "w") as file:
+                file.write(key + "\n")
+        except OSError:  # a full disk: leave no empty key for the next start
+            path.unlink(missing_ok=True)
+            raise
+    except OSError as error:  # a read-only instance folder, or a key of another user
+        raise secret_key_problem(path, error) from None
     return key
 
 

@@ -73,6 +73,9 @@ def confirm_undo(match_id: int):
 @bp.post("/undo")
 def undo(match_id: int):
     """Undo the last thing entered, if it is still the one the player confirmed."""
+    read_first()  # a phone without the player link is refused without the write lock
+    require_player(get_match(match_id))
+    db.session.rollback()
     state = match_state(get_match(match_id))
     require_player(state.match)
     last = last_input(state)

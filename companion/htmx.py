@@ -24,6 +24,15 @@ HTMX_CONFIG = {
         {"code": "204", "swap": False},
         {"code": "[23]..", "swap": True},
         {"code": "422", "swap": True},
+        # The database could not take it: show why, keep the form as typed (faults.py).
+        {
+            "code": "503",
+            "swap": True,
+            "error": True,  # not "successful": table.js keeps the notice up
+            "target": "#server-notice",
+            "select": "#server-message",
+            "swapOverride": "innerHTML",
+        },
         {"code": "[45]..", "swap": False, "error": True},
         {"code": "...", "swap": False},
     ],

@@ -105,8 +105,11 @@ def invite(match_id: int):
 @bp.post("/invite/renew")
 def renew(match_id: int):
     """Give the match new links; phones that joined with the old ones are locked out."""
+    read_first()  # a phone without the player link is refused without the write lock
+    require_player(get_match(match_id))
+    db.session.rollback()
     match = get_match(match_id)
-    require_player(match)
+    require_player(match)  # again in the write: the links may have been renewed meanwhile
     match.player_token, match.watch_token = new_token(), new_token()
     match.version += 1
     match.table_version += 1  # the shared replays hold the old tokens

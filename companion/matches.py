@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from companion import present, rules
 from companion.chart import line_chart
-from companion.db import db
+from companion.db import db, read_first
 from companion.htmx import render
 from companion.links import access, grant, me
 from companion.models import MAX_ID, Match, Player, Seat
@@ -78,7 +78,12 @@ def tap(seats: list[Player], tapped: str) -> tuple[list[Player], dict[str, str]]
 
 @bp.post("/")
 def create():
-    """Start a match: seat the players in order and fix the house rules."""
+    """Start a match: seat the players in order and fix the house rules.
+
+    The form is checked without the write lock; the match is then stored briefly (a
+    name taken meanwhile trips the unique key and is reported).
+    """
+    read_first()
     seats, new_name, errors = read_seats(request.form)
     # The seats are tapped, not typed: a wrong one is shown by the seating as a whole.
     seat_errors = [errors.pop(key) for key in sorted(errors) if key.startswith("seat_")]
@@ -94,6 +99,7 @@ def create():
         errors["deck"] = gettext("The pro variant is for 2 to 6 players.")
     if errors:
         return new_match_form(errors), 422
+    db.session.rollback()  # the check is done: leave the read, then write briefly
     match = Match(end_kind=end.kind, end_value=end.value, pro=pro)
     players = [db.session.get(Player, player_id) for player_id in seats]
     if new_name:
@@ -104,6 +110,7 @@ def create():
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
+        read_first()  # the form shown again only reads
         return new_match_form({"new_player": gettext("That name was just taken.")}), 422
     grant(match, match.player_token)  # the phone that starts a match holds its player link
     return redirect(url_for("matches.show", match_id=match.id), code=303)

@@ -7,7 +7,7 @@ from flask_babel import gettext
 from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from companion.db import db
+from companion.db import db, read_first
 from companion.htmx import render
 from companion.models import Match, Player, Seat
 from companion.names import name_key, player_name
@@ -71,7 +71,8 @@ def index():
 
 @bp.post("/")
 def create():
-    """Add a player."""
+    """Add a player: checked first without the write lock, then stored briefly."""
+    read_first()
     name, error = check_new_name(request.form.get("name"))
     if error:
         return render(
@@ -81,6 +82,7 @@ def create():
             form=request.form,
             errors={"name": error},
         ), 422
+    db.session.rollback()  # the check is done: leave the read, then write briefly
     add_player(name)
     if not commit_or_rollback():
         return render(
@@ -104,16 +106,18 @@ def edit(player_id: int):
 
 @bp.post("/<int:player_id>/name")
 def rename(player_id: int):
-    """Rename a player; their history stays theirs."""
+    """Rename a player; their history stays theirs (checked before the write lock)."""
+    read_first()
     player = get_player(player_id)
     name, error = check_new_name(request.form.get("name"), except_id=player.id)
     if error is None:
+        db.session.rollback()  # the check is done: leave the read, then write briefly
+        player = get_player(player_id)
         player.name, player.name_key = name, name_key(name)
         show_on_their_matches(player.id)
         if commit_or_rollback():
             return redirect(url_for("players.index"), code=303)
         error = gettext("There is already a player called %(name)s.", name=name)
-    db.session.rollback()
     return render(
         "players/edit.html",
         "content",
@@ -165,5 +169,6 @@ def commit_or_rollback() -> bool:
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
+        read_first()  # the form shown again only reads
         return False
     return True

@@ -1,11 +1,16 @@
-"""Serve the companion on the local network: `python -m companion.serve`."""
+"""Serve the companion on the local network: `python -m companion.serve`.
+
+It binds the port first (a busy port is one line, before anything else), checks and
+migrates the database, prints the address phones should open with a QR code, and
+serves: with gunicorn's gthread workers on POSIX, or with waitress in this one
+process (Windows, or ``--workers 1``).
+"""
 
 import argparse
+import errno
 import os
-import signal
 import socket
 import sys
-import time
 from typing import TextIO
 
 import qrcode
@@ -15,17 +20,36 @@ from sqlalchemy import select
 
 from companion import create_app
 from companion.db import checkpoint_in_background, db
+from companion.faults import StorageError
+
+try:
+    from gunicorn.app.base import BaseApplication
+except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
+    BaseApplication = object
 
 # Any private address works: connect() on a UDP socket sends nothing, it only makes
 # the kernel choose the interface (and so the address) that routes towards the LAN.
 ROUTE_PROBE = ("10.255.255.255", 1)
 ALL_INTERFACES = {"0.0.0.0", "::", ""}
-# Waitress threads per worker. Threads of one process take turns on one core; past
-# four, they mostly wait for each other (bench/load.py, 100 tables: p95 38-47 ms with 4,
-# 41-113 ms with 8). Writes no longer wait long for the write lock, so few suffice.
+# Threads per worker. Threads of one process take turns on one core; past four, they
+# mostly wait for each other (bench/load.py, 100 tables: p95 38-47 ms with 4, 41-113 ms
+# with 8). Writes no longer wait long for the write lock, so few suffice.
 THREADS = 4
 BACKLOG = 1024  # connections waiting to be accepted
 MAX_WORKERS = 4
+
+# gunicorn's settings for `make run`; GUNICORN_CMD_ARGS may override any of them.
+GUNICORN = {
+    "worker_class": "gthread",
+    "threads": THREADS,
+    "backlog": BACKLOG,
+    # Phones poll every 2 s: a connection kept 10 s serves their next polls too.
+    "keepalive": 10,
+    "timeout": 30,  # a worker silent this long is stuck: killed and replaced
+    "graceful_timeout": 10,  # on stop or SIGHUP, requests in flight get this long
+    "loglevel": "warning",  # the terminal shows the address and QR code, then problems
+    "control_socket_disable": True,  # no gunicornc socket in the home folder
+}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -90,36 +114,125 @@ def fill_statistics() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Migrate the database, show where to connect, and serve with waitress."""
+    """Bind, migrate, show where to connect, and serve until stopped."""
     args = parse_args(argv)
-    app = create_app()
+    try:
+        listener = bind(args.host, args.port)
+    except OSError as error:
+        raise SystemExit(cannot_listen(args.host, args.port, error)) from None
+    try:
+        app = create_app()
+    except StorageError as error:
+        raise SystemExit(error.format_message()) from None
     with app.app_context():
         upgrade()
         fill_statistics()
         db.engine.dispose()  # no connection may cross into a forked worker
+    try:  # only now: a phone (or a script waiting for the port) must find the tables there
+        listener.listen(BACKLOG)
+    except OSError as error:
+        raise SystemExit(cannot_listen(args.host, args.port, error)) from None
     url = phone_url(args.host, args.port)
     print(f"Open {url} on a phone on the same network", flush=True)
     print_qr(url)
     sys.stdout.flush()
-    listener = listen(args.host, args.port)
-    if args.workers == 1 or not hasattr(os, "fork"):
+    if args.workers == 1 or BaseApplication is object:
         serve(app, listener)
     else:
-        Workers(listener, args.workers).run()
+        Gunicorn(listener, args.workers).run()
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound once and shared by every worker."""
+def bind(host: str, port: int) -> socket.socket:
+    """The server's socket, bound once (a busy port shows here) and shared by every worker."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, port))
-    listener.listen(BACKLOG)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+    except OSError:
+        listener.close()
+        raise
     return listener
 
 
+def cannot_listen(host: str, port: int, error: OSError) -> str:
+    """One line that says why host:port cannot be served and what to do."""
+    where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"Port {port} is already in use ({where}): is the companion already running? "
+            "Stop it, or choose another port with --port or COMPANION_PORT."
+        )
+    if error.errno == errno.EACCES:
+        return (
+            f"Not allowed to listen on {where}: choose a port above 1023 with --port "
+            "or COMPANION_PORT."
+        )
+    return f"Cannot listen on {where}: {error.strerror}. Check --host and --port."
+
+
 def serve(app, listener: socket.socket) -> None:
-    """Answer requests on the shared socket with waitress, in this process."""
+    """Answer requests on the socket with waitress, in this process."""
+    # Every phone at every table keeps a connection open while it polls; waitress
+    # allows only 100 by default, which a few busy tables would use up. It waits on
+    # select(), which cannot watch more than 1024 descriptors: stay well below.
+    start_serving(app)
+    waitress.serve(app, sockets=[listener], threads=THREADS, connection_limit=900)
+
+
+class Gunicorn(BaseApplication):
+    """gunicorn's master on our bound socket, with ``workers`` gthread worker processes.
+
+    One Python process runs one thread at a time, so a busy evening (or a Raspberry
+    Pi's four cores) is served by one worker per core. Each worker makes its own app
+    after the fork, so no database connection is shared; writes queue across workers
+    on the database's writer lock (``companion.db``). gunicorn replaces a worker that
+    dies or is stuck, reloads them all gracefully on SIGHUP, and each worker stops when
+    it sees its master gone, however the master died.
+    """
+
+    def __init__(self, listener: socket.socket, workers: int):
+        self.listener = listener
+        self.workers = workers
+        super().__init__()
+
+    def load_config(self) -> None:
+        """Our settings, then whatever GUNICORN_CMD_ARGS says (as gunicorn itself reads it)."""
+        settings = {
+            **GUNICORN,
+            "bind": [f"fd://{self.listener.fileno()}"],
+            "workers": self.workers,
+            "post_fork": first_heartbeat,
+            "post_worker_init": start_worker,
+        }
+        for key, value in settings.items():
+            self.cfg.set(key, value)
+        overrides = self.cfg.parser().parse_args(self.cfg.get_cmd_args_from_env())
+        for key, value in vars(overrides).items():
+            if value is not None and key != "args":
+                self.cfg.set(key.lower(), value)
+
+    def load(self):
+        """The app, made in each worker after the fork."""
+        return create_app()
+
+
+def first_heartbeat(_server, worker) -> None:
+    """gunicorn's post_fork hook: say "alive" at once, so a worker stuck starting times out.
+
+    gunicorn compares the heartbeat with a monotonic clock, but a new worker's file
+    carries the wall-clock time until its first heartbeat: it would never time out.
+    """
+    worker.notify()
+
+
+def start_worker(worker) -> None:
+    """gunicorn's post_worker_init hook: the worker's app is made; start its helpers."""
+    start_serving(worker.wsgi)
+
+
+def start_serving(app) -> None:
+    """What each serving process runs beside its requests (gunicorn worker or waitress)."""
     # Late: the backup package imports the blueprints, and links imports this module.
     from companion.backup.copies import copy_daily_in_background, database_file
     from companion.backup.restore import hold_serving_lock
@@ -127,66 +240,6 @@ def serve(app, listener: socket.socket) -> None:
     checkpoint_in_background(app)
     hold_serving_lock(database_file(app))  # `flask restore` waits for the server to stop
     copy_daily_in_background(app)  # instance/backups/ (companion.backup.copies)
-    # Every phone at every table keeps a connection open while it polls; waitress
-    # allows only 100 by default, which a few busy tables would use up. It waits on
-    # select(), which cannot watch more than 1024 descriptors: stay well below.
-    waitress.serve(app, sockets=[listener], threads=THREADS, connection_limit=900)
-
-
-class Workers:
-    """Worker processes serving one socket; a worker that dies is replaced.
-
-    One Python process runs one thread at a time, so a busy evening (or a Raspberry
-    Pi's four cores) is served by one worker per core. Each worker is forked after the
-    migration and makes its own app, so no database connection is shared; writes
-    queue across workers on the database's writer lock (``companion.db``). The
-    kernel hands each new connection to whichever worker accepts it first.
-    """
-
-    def __init__(self, listener: socket.socket, count: int):
-        self.listener = listener
-        self.count = count
-        self.pids: set[int] = set()
-        self.stopping = False
-
-    def run(self) -> None:
-        """Start the workers and keep them running until SIGTERM or Ctrl+C."""
-        signal.signal(signal.SIGTERM, self.stop)
-        signal.signal(signal.SIGINT, self.stop)
-        while len(self.pids) < self.count:
-            self.start_one()
-        while self.pids:
-            try:
-                pid, status = os.wait()
-            except ChildProcessError:
-                break
-            self.pids.discard(pid)
-            if not self.stopping:
-                print(f"worker {pid} ended ({status}); starting another", file=sys.stderr)
-                time.sleep(1)  # a worker that cannot start must not spin
-                self.start_one()
-
-    def start_one(self) -> None:
-        """Fork one worker; in the child, serve until killed."""
-        pid = os.fork()
-        if pid:
-            self.pids.add(pid)
-            return
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        try:
-            serve(create_app(), self.listener)
-        finally:
-            os._exit(1)
-
-    def stop(self, _signum=None, _frame=None) -> None:
-        """Stop every worker, then return from run()."""
-        self.stopping = True
-        for pid in list(self.pids):
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                self.pids.discard(pid)
 
 
 if __name__ == "__main__":

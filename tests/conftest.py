@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from driver import add_players, start_game, start_match
 from waitress import create_server, wasyncore
 
 from companion import create_app
@@ -64,6 +65,15 @@ def app(request, tmp_path):
 def client(app):
     """A test client for the app."""
     return app.test_client()
+
+
+@pytest.fixture
+def table(client, app):
+    """Anna, Ben and Cleo in a started game; `client` is the phone that created it."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    return ids, match_id
 
 
 @pytest.fixture

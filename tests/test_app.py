@@ -4,6 +4,7 @@ import base64
 import hashlib
 import json
 import logging.config
+import shutil
 import stat
 from html.parser import HTMLParser
 
@@ -112,11 +113,12 @@ def test_healthz(client):
 
 
 def test_healthz_database_unreachable(tmp_path):
-    """The health check answers 503 when the database cannot be opened."""
-    missing = tmp_path / "no-such-dir" / "companion.sqlite"
+    """The health check answers 503 when the database cannot be opened (its folder went)."""
+    missing = tmp_path / "gone" / "companion.sqlite"
     app = create_app(
         {"TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{missing}"}
     )
+    shutil.rmtree(missing.parent)  # the start made it; it vanished while running
     response = app.test_client().get("/healthz")
     assert response.status_code == 503
     assert response.json == {"status": "unavailable"}

@@ -79,11 +79,12 @@ def table(server):
     return app, client, ids, match_id, phones
 
 
-def joined(app, base: str, count: int, make_phone=Phone):
+def joined(app, base: str, count: int, make_phone=Phone, ids=None):
     """Anna, Ben and Cleo's started game, and ``count`` phones that joined it by the player
-    link (the server at ``base`` serves ``app``'s database)."""
+    link (the server at ``base`` serves ``app``'s database). Pass ``ids`` for another
+    match of players already added."""
     client = app.test_client()
-    ids = add_players(client, "Anna", "Ben", "Cleo")
+    ids = ids or add_players(client, "Anna", "Ben", "Cleo")
     match_id = start_match(client, ids)
     assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
     with app.app_context():

@@ -5,13 +5,10 @@ import re
 
 import pytest
 from driver import (
-    add_players,
     choose,
     enter_round,
     i_am,
     pending_of,
-    start_game,
-    start_match,
     state_of,
     undo,
 )
@@ -20,15 +17,6 @@ from companion import state as state_module
 from companion.db import db
 from companion.models import Match, PendingCard, Round
 from companion.state import current_state, match_state
-
-
-@pytest.fixture
-def table(client, app):
-    """Anna, Ben and Cleo in a started game; `client` is the phone that created it."""
-    ids = add_players(client, "Anna", "Ben", "Cleo")
-    match_id = start_match(client, ids)
-    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
-    return ids, match_id
 
 
 def tokens(app, match_id):

@@ -1,7 +1,9 @@
-"""`python -m companion.serve` with two worker processes: one socket, one database.
+"""`python -m companion.serve`: gunicorn's workers on one socket and one database.
 
 Phones writing at the same moment to different workers: the database's writer lock
-(a file lock across processes) and the version check keep exactly one copy.
+(a file lock across processes) and the version check keep exactly one copy. The
+workers end with their parent however it dies, are replaced when stuck and reloaded
+on SIGHUP; a busy port or a read-only database stops the start in one line.
 """
 
 import os
@@ -10,7 +12,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import conftest
@@ -43,47 +47,72 @@ class FormPhone(Phone):
             return response.read().decode()
 
 
-@pytest.fixture
-def workers(tmp_path):
-    """The real server with 2 workers on a fresh database; yields its pid, base URL, app."""
-    database = tmp_path / "workers.sqlite"
-    port = free_port()
-    env = {
-        **os.environ,
-        "COMPANION_DATABASE_URL": f"sqlite:///{database}",
-        "COMPANION_SECRET_KEY": "test-secret-key",
-    }
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "companion.serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "2",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+def start_server(
+    tmp_path, workers: int = 2, port: int | None = None, **env
+) -> tuple[subprocess.Popen, int]:
+    """`python -m companion.serve` on loopback and a fresh database; (process, port)."""
+    port = port or free_port()
+    with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
+        server = subprocess.Popen(
+            [*SERVE, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
+            cwd=ROOT,
+            env=server_env(tmp_path, **env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    wait_for(
+        lambda: len(children(server.pid)) >= (workers if workers > 1 else 0) and answers(port),
+        lambda: server.poll() is None,
+        tmp_path / "server.log",
     )
-    deadline = time.monotonic() + 30
-    while len(children(server.pid)) < 2 or not answers(port):
-        assert server.poll() is None and time.monotonic() < deadline, (
-            tmp_path / "server.log"
-        ).read_text()
+    return server, port
+
+
+SERVE = [sys.executable, "-m", "companion.serve"]
+
+
+def server_env(tmp_path, **env) -> dict:
+    """The environment of a server on ``tmp_path``'s database."""
+    return {
+        **os.environ,
+        "COMPANION_DATABASE_URL": f"sqlite:///{tmp_path / 'workers.sqlite'}",
+        "COMPANION_SECRET_KEY": "test-secret-key",
+        **env,
+    }
+
+
+def wait_for(condition, alive=lambda: True, log: Path | None = None, seconds: float = 30) -> None:
+    """Wait until ``condition()`` holds, failing (with the log) if ``alive()`` stops."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert alive() and time.monotonic() < deadline, log.read_text() if log else ""
         time.sleep(0.1)
-    # The server migrated the database; this app writes the match into the same file.
-    app = create_app(conftest.testing_config(database, SECRET_KEY="test-secret-key"))
-    yield server, f"http://127.0.0.1:{port}", app
+
+
+def stop(server: subprocess.Popen) -> None:
+    """Stop a server that is still running, and wait for it."""
     if server.poll() is None:
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=10)
-    log.close()
+        server.wait(timeout=30)
+
+
+@pytest.fixture
+def workers(tmp_path):
+    """The real server with 2 workers on a fresh database; yields its process, URL, app."""
+    server, port = start_server(tmp_path)
+    # The server migrated the database; this app writes the match into the same file.
+    app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
+    yield server, f"http://127.0.0.1:{port}", app
+    stop(server)
+
+
+def gone(pid: int) -> bool:
+    """True once no process has this pid (a zombie child of ours counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def answers(port: int) -> bool:
@@ -94,9 +123,9 @@ def answers(port: int) -> bool:
         return False
 
 
-def joined_phones(app, base: str, count: int):
+def joined_phones(app, base: str, count: int, ids=None):
     """The started game's phones, each with the CSRF token the real server asks for."""
-    _, ids, match_id, phones = joined(app, base, count, FormPhone)
+    _, ids, match_id, phones = joined(app, base, count, FormPhone, ids)
     for phone in phones:
         phone.csrf = CSRF.search(phone.page(f"/matches/{match_id}")).group(1)
     return ids, match_id, phones
@@ -142,7 +171,114 @@ def test_the_server_stops_its_workers_on_sigterm(workers):
     pids = children(server.pid)
     assert len(pids) == 2
     server.send_signal(signal.SIGTERM)
-    assert server.wait(timeout=10) == 0
+    assert server.wait(timeout=30) == 0
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_workers_end_when_their_parent_is_killed_and_the_port_serves_again(tmp_path):
+    """kill -9 of the parent leaves no orphan answering; the next start gets the port."""
+    server, port = start_server(tmp_path)
+    pids = children(server.pid)
+    server.kill()
+    server.wait()
+    wait_for(lambda: all(gone(pid) for pid in pids), seconds=15)
+    wait_for(lambda: not answers(port), seconds=5)
+    again, _ = start_server(tmp_path, port=port)
+    try:
+        assert status(port, "/healthz") == 200
+    finally:
+        stop(again)
+
+
+def test_a_busy_port_is_one_line_before_anything_else(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [*SERVE, "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env=server_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert result.stdout == ""  # no address, no QR code
+    assert result.stderr.splitlines() == [
+        f"Port {port} is already in use (127.0.0.1:{port}): is the companion already "
+        "running? Stop it, or choose another port with --port or COMPANION_PORT."
+    ]
+
+
+def test_a_read_only_database_stops_the_start_in_one_line(tmp_path):
+    """Simulated at the SQLite layer (mode=ro), which root cannot override."""
+    database = tmp_path / "workers.sqlite"
+    conftest.make_app(database)
+    result = subprocess.run(
+        [*SERVE, "--host", "127.0.0.1", "--port", str(free_port())],
+        cwd=ROOT,
+        env=server_env(
+            tmp_path, COMPANION_DATABASE_URL=f"sqlite:///file:{database}?mode=ro&uri=true"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"The database {database} is read-only: make it")
+
+
+def test_sighup_replaces_the_workers_while_phones_keep_getting_answers(tmp_path):
+    server, port = start_server(tmp_path)
+    try:
+        old = set(children(server.pid))
+        codes: list[int] = []
+        polling = threading.Event()
+        poller = threading.Thread(target=keep_asking, args=(port, codes, polling))
+        poller.start()
+        server.send_signal(signal.SIGHUP)
+        wait_for(lambda: all(gone(pid) for pid in old) and len(children(server.pid)) == 2)
+        polling.set()
+        poller.join()
+        assert not old & set(children(server.pid))
+        assert codes and set(codes) == {200}
+    finally:
+        stop(server)
+
+
+def keep_asking(port: int, codes: list[int], done: threading.Event) -> None:
+    """Ask /healthz again and again until ``done``; collect the status codes."""
+    while not done.is_set():
+        codes.append(status(port, "/healthz"))
+
+
+def test_a_stuck_worker_is_replaced(tmp_path):
+    server, port = start_server(tmp_path, GUNICORN_CMD_ARGS="--timeout 2")
+    try:
+        stuck, other = children(server.pid)
+        os.kill(stuck, signal.SIGSTOP)  # it no longer tells the master it is alive
+        log = tmp_path / "server.log"
+        wait_for(lambda: gone(stuck) and len(children(server.pid)) == 2, log=log)
+        assert other in children(server.pid)
+        assert status(port, "/healthz") == 200
+    finally:
+        stop(server)
+
+
+def test_one_worker_is_served_by_waitress_in_the_process(tmp_path):
+    server, port = start_server(tmp_path, workers=1)
+    try:
+        assert status(port, "/healthz") == 200
+        assert children(server.pid) == []
+    finally:
+        stop(server)
+
+
+def status(port: int, path: str) -> int:
+    """The status code of a GET (any failure to get an answer fails the test)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
+        return response.status

@@ -31,7 +31,7 @@ from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
 from companion.backup.load import import_backup
 from companion.backup.restore import restore_command
-from companion.db import csrf, db
+from companion.db import csrf, db, read_first
 from companion.htmx import render
 from companion.links import grant
 from companion.matches import get_match
@@ -49,6 +49,7 @@ MAX_GRANTS = 10
 
 def backup_page(errors: dict[str, str], report: dict | None = None):
     """The backup page: what is stored, the export link, the import form, the copies."""
+    read_first()  # after a refused import too: counting needs no write lock
     counts = {
         "players": db.session.scalar(select(func.count(Player.id))),
         "matches": db.session.scalar(select(func.count(Match.id))),

@@ -75,6 +75,16 @@
     if (xhr && xhr.status > 0 && xhr.status < 500) offline(false);
   });
 
+  // A form sent successfully clears the notice of a request the server could not store
+  // (polls, which are GETs, do not: the notice stays until the player sends again).
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var notice = document.getElementById("server-notice");
+    var config = event.detail.requestConfig;
+    if (notice && event.detail.successful && config && config.verb !== "get") {
+      notice.replaceChildren();
+    }
+  });
+
   // Keep the screen awake during a match, where the browser allows it.
   var wakeLock = null;
   var asking = false;

@@ -1,0 +1,196 @@
+"""A busy, read-only, full or missing database: a 503 that keeps what was typed, or no start.
+
+While running, a write that cannot have the database (``companion.db`` bounds the wait)
+or that SQLite refuses for a reason outside the request (read-only, disk full, I/O)
+answers 503 with Retry-After, in the user's language, without touching the database:
+a page whose "Send again" button posts the same values, or, for htmx, a notice while
+the form on screen stays as it was. The reason goes to the log.
+
+At start, ``check_storage`` makes sure the database can be written and ``StorageError``
+stops the start with one line that says which path and what to do (click prints it
+for the ``flask`` commands, ``companion.serve`` for the server).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import click
+from flask import Flask, current_app, render_template, request
+from flask_babel import gettext
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from companion.db import DatabaseBusy, DatabaseUnavailable
+from companion.i18n import safe_next_url
+
+BUSY, READ_ONLY, FULL, UNAVAILABLE = "busy", "read-only", "full", "unavailable"
+# SQLite's primary result codes (the low byte of an extended one) that are not the
+# request's fault; any other error is a bug, and a 500.
+FAULTS = {
+    sqlite3.SQLITE_BUSY: BUSY,
+    sqlite3.SQLITE_LOCKED: BUSY,
+    sqlite3.SQLITE_READONLY: READ_ONLY,
+    sqlite3.SQLITE_PERM: READ_ONLY,
+    sqlite3.SQLITE_FULL: FULL,
+    sqlite3.SQLITE_IOERR: UNAVAILABLE,
+    sqlite3.SQLITE_CANTOPEN: UNAVAILABLE,
+}
+DENIED = {errno.EROFS, errno.EACCES, errno.EPERM}
+# Seconds a client is asked to wait: a busy database frees up in moments, the others
+# need someone at the computer.
+RETRY_AFTER = {BUSY: 2, READ_ONLY: 60, FULL: 60, UNAVAILABLE: 30}
+
+OTHER_DATABASE = "or set COMPANION_DATABASE_URL to another place"
+OTHER_KEY = "or set COMPANION_SECRET_KEY"
+
+
+class StorageError(click.ClickException):
+    """The database or the secret key cannot be used: the start stops with this line."""
+
+
+def fault_of(error: BaseException) -> str | None:
+    """BUSY, READ_ONLY, FULL or UNAVAILABLE for a storage failure; None for anything else."""
+    if isinstance(error, DatabaseBusy):
+        return BUSY
+    if isinstance(error, DatabaseUnavailable):  # the writer lock file could not be opened
+        cause = getattr(error.__cause__, "errno", None)
+        return FULL if cause == errno.ENOSPC else READ_ONLY if cause in DENIED else UNAVAILABLE
+    original = getattr(error, "orig", error)
+    code = getattr(original, "sqlite_errorcode", None)
+    return FAULTS.get(code & 0xFF) if isinstance(code, int) else None
+
+
+def register_fault_handlers(app: Flask, wants_json: Callable[[], bool]) -> None:
+    """Answer storage faults with 503; let every other database error be a 500."""
+
+    def storage_fault(error: Exception):
+        """The database could not take this request: 503, nothing half-saved."""
+        fault = fault_of(error)
+        if fault is None:
+            raise error  # a bug, not the storage: Flask logs it and answers 500
+        return unavailable(fault, error, wants_json())
+
+    for error_class in (DatabaseBusy, DatabaseUnavailable, OperationalError):
+        app.register_error_handler(error_class, storage_fault)
+
+
+def unavailable(fault: str, error: Exception, as_json: bool):
+    """The 503 answer for ``fault``: JSON, an htmx notice, or a page to send again."""
+    reason = getattr(error, "orig", None) or error  # SQLite's words, without the SQL
+    current_app.logger.warning(
+        "%s %s answered 503 (%s): %s", request.method, request.path, fault, reason
+    )
+    headers = {"Retry-After": str(RETRY_AFTER[fault])}
+    message = fault_message(fault)
+    if as_json:
+        return {"error": message}, 503, headers
+    if request.headers.get("HX-Request") == "true":
+        # htmx swaps this into the page's notice and leaves the form as it was typed.
+        return render_template("errors/_notice.html", message=message), 503, headers
+    return render_template("errors/503.html", message=message, **send_again()), 503, headers
+
+
+def fault_message(fault: str) -> str:
+    """What the player is told, in their language; none of it needs the database."""
+    if fault == BUSY:
+        return gettext(
+            "The companion is busy storing something else (an import?). Nothing was "
+            "saved: send it again in a moment."
+        )
+    if fault == READ_ONLY:
+        return gettext(
+            "The companion cannot save: its database is read-only. Nothing was saved. "
+            "Whoever runs the companion should check its instance folder."
+        )
+    if fault == FULL:
+        return gettext(
+            "The companion cannot save: the disk of the computer it runs on is full. "
+            "Nothing was saved. Free some space there, then send it again."
+        )
+    return gettext(
+        "The companion cannot reach its database. Nothing was saved. Whoever runs the "
+        "companion should look at its window for the reason."
+    )
+
+
+def send_again() -> dict:
+    """What the 503 page offers: the same request again, with the values typed."""
+    action = request.full_path.rstrip("?")
+    resend = None
+    if request.method == "POST" and not request.files:  # a file must be chosen again
+        resend = [(name, value) for name, value in request.form.items(multi=True)]
+        resend = [(name, value) for name, value in resend if name != "csrf_token"]
+    back = safe_next_url(None)
+    if request.referrer:  # same-origin only (Referrer-Policy): the page it came from
+        parts = urlsplit(request.referrer)
+        back = safe_next_url(parts.path + (f"?{parts.query}" if parts.query else ""))
+    return {"action": action, "method": request.method, "resend": resend, "back": back}
+
+
+def check_storage(app: Flask) -> None:
+    """Raise StorageError unless the app's SQLite database can be written (a rolled-back write).
+
+    Asks SQLite itself, so a read-only file, folder or file system, or a full disk, is
+    found as SQLite will meet it, whoever the user is (root included).
+    """
+    url = make_url(app.config["SQLALCHEMY_DATABASE_URI"])
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return
+    args, options = url.get_dialect()().create_connect_args(url)
+    path = args[0].removeprefix("file:").split("?", 1)[0]  # a file: URI names it too
+    folder = Path(path).parent
+    ensure_folder(folder, "the database", OTHER_DATABASE)
+    try:
+        connection = sqlite3.connect(*args, **{**options, "timeout": 0}, isolation_level=None)
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            connection.execute(f"PRAGMA user_version = {int(version)}")  # a write, undone
+            connection.execute("ROLLBACK")
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        fault = fault_of(error)
+        if fault != BUSY:  # someone is writing: then it can be written
+            raise StorageError(storage_problem(fault, path, folder, error)) from None
+
+
+def storage_problem(fault: str | None, path: str, folder: Path, error: sqlite3.Error) -> str:
+    """One line: what is wrong with the database at ``path`` and what to do."""
+    other = OTHER_DATABASE
+    if fault == READ_ONLY:
+        return (
+            f"The database {path} is read-only: make it and its folder {folder} writable "
+            f"for this user (SQLite writes files beside it), {other}."
+        )
+    if fault == FULL:
+        return f"The disk holding the database {path} is full: free some space, {other}."
+    return (
+        f"Cannot open the database {path} ({error}): check that {folder} exists and this "
+        f"user may write there, {other}."
+    )
+
+
+def ensure_folder(folder: Path, holds: str, instead: str) -> None:
+    """Create ``folder`` if missing; StorageError (saying ``instead``) when it cannot be."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as error:
+        raise StorageError(
+            f"Cannot create the folder {folder} for {holds} ({error.strerror}): create it "
+            f"and make it writable for this user, {instead}."
+        ) from None
+
+
+def secret_key_problem(path: Path, error: OSError) -> StorageError:
+    """StorageError for a secret key file that cannot be read or written."""
+    return StorageError(
+        f"Cannot use the secret key file {path} ({error.strerror}): make its folder "
+        f"{path.parent} writable for this user, {OTHER_KEY}."
+    )
