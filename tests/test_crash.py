@@ -20,6 +20,7 @@ import threading
 
 import conftest
 import pytest
+from test_concurrency import say_who
 from test_serve import ROOT, FormPhone, children, gone, joined_phones, start_server, wait_for
 
 from companion import create_app
@@ -52,6 +53,7 @@ def set_up_tables(app, base: str) -> list[Table]:
     tables, ids = [], None
     for _ in range(TABLES):
         ids, match_id, phones = joined_phones(app, base, SEATS, ids)
+        say_who(phones, match_id, ids, lambda i, phones=phones: {"csrf_token": phones[i].csrf})
         tables.append(Table(match_id, ids, phones))
     return tables
 

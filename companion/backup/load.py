@@ -45,7 +45,7 @@ from companion import derived, figures, rules
 from companion.backup.check import Backup, GameIn, MatchIn, PlayerIn
 from companion.backup.document import match_identity
 from companion.backup.fields import BackupError
-from companion.db import WRITER_WAIT, db, writer_lock
+from companion.db import WRITE_WAIT, DatabaseBusy, db, writer_lock
 from companion.figures import GameRow, MatchRow, NemesisRow
 from companion.models import (
     Game,
@@ -211,11 +211,13 @@ class Import:
 
     def merge(self, path: str | None) -> int:
         """Copy the staged rows in one write transaction; return the matches' id offset."""
+        wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
         writer = writer_lock(path)
-        if not writer.acquire(timeout=WRITER_WAIT):
-            raise busy()
+        if not writer.acquire(timeout=wait):  # other phones' writes: send again later (503)
+            raise DatabaseBusy(f"another write held the writer lock for {wait:g} s")
         started = time.monotonic()
         execute = self.connection.execute
+        execute(f"PRAGMA busy_timeout = {wait * 1000:.0f}")  # another program: the same wait
         # Foreign keys are not checked during the copy: every id it writes is one it has
         # just written, or a player's read in the same transaction. Checking them would
         # double the time the phones wait. (The setting is per connection; back after.)
@@ -233,7 +235,11 @@ class Import:
             for model in STAGED:
                 execute(merge_statement(model), offsets)
             execute("COMMIT")
-        except (sqlite3.IntegrityError, sqlite3.OperationalError):
+        except sqlite3.IntegrityError:
+            raise busy() from None
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                raise DatabaseBusy(f"the database stayed locked for {wait:g} s") from error
             raise busy() from None
         finally:
             if self.connection.in_transaction:
