@@ -6,7 +6,7 @@ match in ten of up to 5 players in the pro variant, a few ending after a number 
 games. Games are simulated with the rules engine, so every card and row choice is
 legal; the newest match is still being played. Rows are inserted in bulk (one
 executemany per table and chunk), not through HTTP, with the derived tables written by
-the functions the app uses (``companion.figures``).
+the functions the app uses (``companion.derived.figures``).
 
 Used by ``bench/leaderboard.py`` and ``bench/export.py``.
 """
@@ -18,8 +18,10 @@ from datetime import timedelta
 
 from sqlalchemy import insert
 
-from companion import derived, figures, rules
+from companion import derived, rules
 from companion.db import db
+from companion.derived import figures
+from companion.household.players import name_key
 from companion.models import (
     Game,
     GameResult,
@@ -32,7 +34,6 @@ from companion.models import (
     Seat,
     utcnow,
 )
-from companion.players import name_key
 
 NAMES = ("Anna", "Ben", "Cleo", "Dan", "Eva", "Finn", "Greta", "Hans", "Ida", "Jürgen")
 MATCHES = 5_000

@@ -26,7 +26,7 @@ if [[ ! -x $LIGHTHOUSE ]]; then
   npm install --prefix bench/.lighthouse --no-audit --no-fund lighthouse
 fi
 if [[ ${HTMX:-local} != cdn && ! -f $HTMX_FILE ]]; then
-  version=$("$PYTHON" -c 'from companion.htmx import HTMX_VERSION; print(HTMX_VERSION)')
+  version=$("$PYTHON" -c 'from companion.web.htmx import HTMX_VERSION; print(HTMX_VERSION)')
   npm install --prefix vendor --no-audit --no-fund "htmx.org@$version"
 fi
 

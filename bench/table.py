@@ -37,7 +37,7 @@ from driver import deal  # noqa: E402
 from load import free_port, start_server  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from companion.htmx import HTMX_URL  # noqa: E402
+from companion.web.htmx import HTMX_URL  # noqa: E402
 
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 IN_VIEW = """el => { const r = el.getBoundingClientRect();

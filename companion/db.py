@@ -97,7 +97,7 @@ def _begin_sqlite(connection) -> None:
     then read the first one's result. Reads keep a plain BEGIN and never wait.
 
     The wait is bounded by the WRITE_WAIT setting: past it, ``DatabaseBusy`` (a 503
-    asking to send again, ``companion.faults``) rather than a phone left hanging.
+    asking to send again, ``companion.web.faults``) rather than a phone left hanging.
     """
     if connection.dialect.name != "sqlite":
         return

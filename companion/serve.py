@@ -11,26 +11,21 @@ import errno
 import os
 import socket
 import sys
-from typing import TextIO
 
-import qrcode
 import waitress
 from flask_migrate import upgrade
 from sqlalchemy import select
 
 from companion import create_app
 from companion.db import checkpoint_in_background, db
-from companion.faults import StorageError
+from companion.web.faults import StorageError
+from companion.web.network import phone_url, print_qr
 
 try:
     from gunicorn.app.base import BaseApplication
 except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
     BaseApplication = object
 
-# Any private address works: connect() on a UDP socket sends nothing, it only makes
-# the kernel choose the interface (and so the address) that routes towards the LAN.
-ROUTE_PROBE = ("10.255.255.255", 1)
-ALL_INTERFACES = {"0.0.0.0", "::", ""}
 # Threads per worker. Threads of one process take turns on one core; past four, they
 # mostly wait for each other (bench/load.py, 100 tables: p95 38-47 ms with 4, 41-113 ms
 # with 8). Writes no longer wait long for the write lock, so few suffice.
@@ -72,34 +67,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def default_workers() -> int:
     """One worker per core, at most MAX_WORKERS (each takes about 90 MB)."""
     return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
-
-
-def lan_address() -> str:
-    """The IPv4 address other devices on this network can reach us at."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(ROUTE_PROBE)
-            return probe.getsockname()[0]
-        except OSError:
-            pass  # no route at all (offline): fall back to the host name
-    try:
-        return socket.gethostbyname(socket.gethostname())
-    except OSError:
-        return "127.0.0.1"
-
-
-def phone_url(host: str, port: int) -> str:
-    """The URL a phone should open for a server bound to host:port."""
-    address = lan_address() if host in ALL_INTERFACES else host
-    return f"http://{address}:{port}/"
-
-
-def print_qr(url: str, out: TextIO | None = None) -> None:
-    """Print url as a QR code in the terminal (stdout by default), for phones to scan."""
-    code = qrcode.QRCode(border=2)
-    code.add_data(url)
-    # invert: terminals are usually dark, and scanners want dark modules on light.
-    code.print_ascii(out=out or sys.stdout, tty=False, invert=True)
 
 
 def fill_statistics() -> None:

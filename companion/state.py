@@ -278,3 +278,8 @@ def sync_results(game: GameState) -> None:
     game.game.results.extend(
         GameResult(player_id=player_id, bulls=count) for player_id, count in wanted.items()
     )
+
+
+def get_match(match_id: int) -> Match:
+    """The match, or 404."""
+    return db.get_or_404(Match, match_id)

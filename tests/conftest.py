@@ -11,7 +11,7 @@ from waitress import create_server, wasyncore
 
 from companion import create_app
 from companion.db import db
-from companion.htmx import HTMX_COPY, HTMX_URL
+from companion.web.htmx import HTMX_COPY, HTMX_URL
 
 TESTS = Path(__file__).resolve().parent
 HTMX_FILE = HTMX_COPY / "htmx.min.js"

@@ -14,10 +14,12 @@ from alembic.migration import MigrationContext
 from flask_migrate import upgrade
 from sqlalchemy import inspect, text
 
-from companion import create_app, pages
+from companion import create_app
 from companion.db import db
-from companion.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION, render
-from companion.serve import parse_args, phone_url, print_qr
+from companion.serve import parse_args
+from companion.web import pages
+from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION, render
+from companion.web.network import phone_url, print_qr
 
 CSP = (
     "default-src 'self'; script-src 'self' https://unpkg.com/htmx.org@2.0.8/dist/htmx.min.js; "

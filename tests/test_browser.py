@@ -2,7 +2,7 @@
 
 import pytest
 
-from companion.htmx import HTMX_VERSION
+from companion.web.htmx import HTMX_VERSION
 
 pytestmark = pytest.mark.browser
 

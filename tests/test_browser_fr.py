@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from test_browser_history import backup_file
 from test_browser_match import explained_steps
 
-from companion.htmx import HTMX_URL
+from companion.web.htmx import HTMX_URL
 
 pytestmark = pytest.mark.browser
 

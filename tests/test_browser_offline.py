@@ -9,7 +9,7 @@ from conftest import PHONE, serve_vendored_htmx
 from playwright.sync_api import expect
 from test_browser_round import add_players_quickly, new_names, started_match
 
-from companion.htmx import HTMX_URL, HTMX_VERSION
+from companion.web.htmx import HTMX_URL, HTMX_VERSION
 
 pytestmark = pytest.mark.browser
 

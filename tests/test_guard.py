@@ -8,9 +8,9 @@ from driver import add_players, start_game, start_match
 
 from companion import create_app
 from companion.db import db
-from companion.guard import own_names
 from companion.models import Match, Player
-from companion.serve import lan_address
+from companion.web.guard import own_names
+from companion.web.network import lan_address
 
 EVIL = {"Host": "evil.example"}
 

@@ -29,7 +29,7 @@ from werkzeug.datastructures import ImmutableMultiDict
 
 from companion.db import db
 from companion.models import Match
-from companion.resolver import WORKED_EXAMPLE
+from companion.resolver.pages import WORKED_EXAMPLE
 
 # Values no field takes: each is past a limit, of the wrong kind, or empty.
 FIELD_VALUES = (
@@ -155,13 +155,13 @@ def seed(tmp_path_factory) -> Seed:
     players = {"player_id": str(anna)}
     paths = {
         "default": {"match_id": str(waiting), "number": "1", **players},
-        "games.start_game": {"match_id": str(fresh)},
-        "games.score_game": {"match_id": str(fresh)},
-        "games.enter_round": {"match_id": str(open_)},
+        "play.start_game": {"match_id": str(fresh)},
+        "play.score_game": {"match_id": str(fresh)},
+        "play.enter_round": {"match_id": str(open_)},
         "players.delete": {"player_id": str(newcomer)},  # never played: may go
         "history.confirm_delete": {"match_id": str(finished)},
         "history.delete": {"match_id": str(finished)},
-        "links.join": {"match_id": str(waiting), "token": tokens[waiting]},
+        "play.join": {"match_id": str(waiting), "token": tokens[waiting]},
         "i18n.set_language": {"code": "de"},
         "static": {"filename": "css/app.css"},
     }
@@ -170,7 +170,7 @@ def seed(tmp_path_factory) -> Seed:
         "players.create": {"name": "Dora"},
         "players.rename": {"name": "Dora"},
         "players.archive": {"archived": "1"},
-        "matches.create": {
+        "play.create": {
             "seat_1": str(anna),
             "seat_2": str(ben),
             "new_player": "",
@@ -178,8 +178,8 @@ def seed(tmp_path_factory) -> Seed:
             "end_value": "66",
             "deck": "standard",
         },
-        "games.start_game": {"game": "1", "row1": "12", "row2": "24", "row3": "37", "row4": "40"},
-        "games.score_game": {
+        "play.start_game": {"game": "1", "row1": "12", "row2": "24", "row3": "37", "row4": "40"},
+        "play.score_game": {
             "game": "1",
             f"kind-{anna}": "bulls",
             f"score-{anna}": "5",
@@ -188,13 +188,13 @@ def seed(tmp_path_factory) -> Seed:
             f"kind-{cleo}": "bulls",
             f"score-{cleo}": "0",
         },
-        "games.enter_round": {**round_one, f"card-{cleo}": "60"},
-        "games.choose_row": {"game": "1", "round": "1", "player": str(cleo), "row": "1"},
-        "games.undo": {"expect": expect},
+        "play.enter_round": {**round_one, f"card-{cleo}": "60"},
+        "play.choose_row": {"game": "1", "round": "1", "player": str(cleo), "row": "1"},
+        "play.undo": {"expect": expect},
         "history.delete": {"version": finished_version},
         "history.index": {"page": "1"},
-        "links.choose_me": {"player": str(anna)},
-        "live.poll": {"since": "0", "view": "match", "form": "x"},
+        "play.choose_me": {"player": str(anna)},
+        "play.poll": {"since": "0", "view": "match", "form": "x"},
         "leaderboard.index": {"period": "all", "players": "3"},
         "leaderboard.player": {"page": "1"},
         "leaderboard.head_to_head": {"first": str(anna), "second": str(ben)},

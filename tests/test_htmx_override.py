@@ -5,7 +5,7 @@ import re
 import pytest
 
 from companion import create_app
-from companion.htmx import HTMX_INTEGRITY, HTMX_URL
+from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL
 
 LOCAL_COPY = "http://127.0.0.1:8123/htmx.min.js"
 

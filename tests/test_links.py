@@ -284,7 +284,7 @@ def test_a_quiet_poll_is_answered_before_flask(client, app, table, monkeypatch):
     with app.app_context():
         version = db.session.get(Match, match_id).version
     views = []
-    monkeypatch.setitem(app.view_functions, "live.poll", lambda **kw: views.append(kw) or "")
+    monkeypatch.setitem(app.view_functions, "play.poll", lambda **kw: views.append(kw) or "")
     quiet = client.get(f"/matches/{match_id}/live?since={version}&form=x&view=match")
     assert quiet.status_code == 204 and quiet.get_data() == b"" and views == []
     client.get(f"/matches/{match_id}/live?since={version - 1}")  # moved on: Flask's turn

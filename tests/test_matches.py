@@ -552,7 +552,7 @@ def test_card_grid_disables_the_cards_seen_in_this_game(client, trio):
 
 def test_the_database_refuses_a_card_twice_even_past_the_checks(client, trio, app, monkeypatch):
     """Unique keys back the checks: with the check gone, a repeated card is still refused."""
-    from companion import games
+    from companion.play import entry as games
 
     (anna, ben, cleo), match_id = trio
     start_game(client, match_id, [12, 24, 37, 40])

@@ -1,6 +1,7 @@
 """Presentation helpers: what a page shows of a round, all of it from the rules engine."""
 
-from companion import present, rules
+from companion import rules
+from companion.web import present
 
 ROWS = [[5, 12], [20, 24], [30, 37], [31, 32, 33, 34, 40]]
 PLAYS = [("Anna", 39), ("Ben", 42), ("Cleo", 3)]

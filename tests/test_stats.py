@@ -16,10 +16,12 @@ from driver import (
 )
 from openskill.models import PlackettLuce
 
-from companion import derived, player_stats, rules, stats
+from companion import derived, rules
 from companion.db import db
 from companion.derived import PlayerMatchStat
-from companion.figures import GameRow, NemesisRow, game_rows, match_rows
+from companion.derived.figures import GameRow, NemesisRow, game_rows, match_rows
+from companion.household import player_page as player_stats
+from companion.household import statistics as stats
 from companion.models import Match
 
 A, B, C = 1, 2, 3

@@ -15,7 +15,7 @@ from conftest import make_app
 from driver import add_players, choose, enter_round, start_game, start_match
 from flask import url_for
 
-from companion import present
+from companion.web import present
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSLATIONS = ROOT / "companion" / "translations"
@@ -66,7 +66,7 @@ def label(message) -> str:
 
 def test_every_language_has_a_catalog():
     """A catalog on disk is a language we test; a language we offer has a catalog."""
-    from companion.i18n import DEFAULT_LANGUAGE, LANGUAGES
+    from companion.web.i18n import DEFAULT_LANGUAGE, LANGUAGES
 
     on_disk = {path.parent.parent.name for path in TRANSLATIONS.glob("*/LC_MESSAGES/*.po")}
     assert on_disk == set(PLURALS)
@@ -611,12 +611,12 @@ class LanguageSwitch(HTMLParser):
 # GET endpoints that are not pages with the site header (files, fragments, redirects).
 NOT_PAGES = {
     "static",
-    "pages.htmx_copy",
-    "pages.healthz",
+    "web.htmx_copy",
+    "web.healthz",
     "i18n.set_language",
-    "links.join",
-    "live.poll",
-    "matches.grid",
+    "play.join",
+    "play.poll",
+    "play.grid",
     "backup.export_json",
     "backup.match_csv_file",
 }

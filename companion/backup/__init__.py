@@ -32,12 +32,11 @@ from companion.backup.fields import BackupError
 from companion.backup.load import import_backup
 from companion.backup.restore import restore_command
 from companion.db import csrf, db, read_first
-from companion.htmx import render
-from companion.links import grant
-from companion.matches import get_match
 from companion.models import Match, Player, utcnow
-from companion.state import match_state
+from companion.state import get_match, match_state
 from companion.store import match_finished
+from companion.web.access import grant
+from companion.web.htmx import render
 
 bp = Blueprint("backup", __name__)
 

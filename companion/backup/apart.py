@@ -16,12 +16,12 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from flask import current_app
+from flask import Flask, current_app
 
-from companion import create_app
 from companion.backup.check import read_backup
 from companion.backup.fields import BackupError
 from companion.backup.load import Report, import_backup
+from companion.db import db
 from companion.rules import N_
 
 APART_FROM = 512 * 1024  # bytes: a smaller file is imported before a helper could start
@@ -42,7 +42,14 @@ def import_raw(raw: bytes) -> Report:
 
 
 def import_in_helper(config: dict, raw: bytes) -> Report:
-    """In the helper process: the same app, the same import."""
-    app = create_app(config)
-    with app.app_context():
+    """In the helper process: the same settings and database, the same import."""
+    with helper_app(config).app_context():
         return import_backup(read_backup(raw))
+
+
+def helper_app(config: dict) -> Flask:
+    """An app with only what an import uses: the server's settings and its database."""
+    app = Flask(__name__)
+    app.config.update(config)
+    db.init_app(app)
+    return app

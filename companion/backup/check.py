@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from companion import figures, rules
+from companion import rules
 from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.document import FORMAT, VERSION, match_identity
 from companion.backup.fields import (
@@ -25,8 +25,9 @@ from companion.backup.fields import (
     value_of,
 )
 from companion.backup.parse import load
-from companion.figures import GameRow, NemesisRow
-from companion.players import clean_name, name_key
+from companion.derived import figures
+from companion.derived.figures import GameRow, NemesisRow
+from companion.household.players import clean_name, name_key
 from companion.rules import N_
 
 

@@ -41,12 +41,14 @@ try:
 except ImportError:  # Windows: one server process, the thread lock is enough
     fcntl = None
 
-from companion import derived, figures, rules
+from companion import derived, rules
 from companion.backup.check import Backup, GameIn, MatchIn, PlayerIn
 from companion.backup.document import match_identity
 from companion.backup.fields import BackupError
 from companion.db import WRITE_WAIT, DatabaseBusy, db, writer_lock
-from companion.figures import GameRow, MatchRow, NemesisRow
+from companion.derived import figures
+from companion.derived.figures import GameRow, MatchRow, NemesisRow
+from companion.household.players import name_key
 from companion.models import (
     Game,
     GameResult,
@@ -59,7 +61,6 @@ from companion.models import (
     Seat,
     new_token,
 )
-from companion.players import name_key
 from companion.rules import N_
 
 LOCK_BUDGET = 1.5  # seconds a phone's write may wait for an import's merge

@@ -7,21 +7,19 @@ the form, the user's values and a message next to the field.
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, request, url_for
+from flask import redirect, request, url_for
 from flask_babel import gettext
 from sqlalchemy import select
 
 from companion import rules
 from companion.db import db, read_first
-from companion.htmx import render
-from companion.links import me, require_player
-from companion.matches import board, get_match
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
-from companion.state import MatchState, current_state, match_state
-from companion.store import RACED, Entry, save, store
-from companion.undo import last_input, undo_input
-
-bp = Blueprint("games", __name__, url_prefix="/matches/<int:match_id>")
+from companion.play.blueprint import bp
+from companion.play.board import board
+from companion.state import MatchState, current_state
+from companion.store import RACED, Entry, store
+from companion.web.access import me, require_player
+from companion.web.htmx import render
 
 Errors = dict[str, str]
 
@@ -39,52 +37,28 @@ def translate(error: rules.RuleError) -> str:
     return error.message(gettext)
 
 
-@bp.post("/games")
+@bp.post("/matches/<int:match_id>/games")
 def start_game(match_id: int):
     """Start a game card by card: the four face-up starting cards, one per row."""
     return write(match_id, add_cards_game)
 
 
-@bp.post("/scores")
+@bp.post("/matches/<int:match_id>/scores")
 def score_game(match_id: int):
     """Record a whole game as each player's bulls, typed or counted from their pile."""
     return write(match_id, add_score_game)
 
 
-@bp.post("/rounds")
+@bp.post("/matches/<int:match_id>/rounds")
 def enter_round(match_id: int):
     """Store the cards everyone revealed this round; the engine places them."""
     return write(match_id, add_round)
 
 
-@bp.post("/choice")
+@bp.post("/matches/<int:match_id>/choice")
 def choose_row(match_id: int):
     """Store the row a too-low card's player takes."""
     return write(match_id, add_choice)
-
-
-@bp.get("/undo")
-def confirm_undo(match_id: int):
-    """Ask before undoing the last thing entered (works without JavaScript)."""
-    state = match_state(get_match(match_id))
-    return render("matches/undo.html", "undo", state=state, last=last_input(state))
-
-
-@bp.post("/undo")
-def undo(match_id: int):
-    """Undo the last thing entered, if it is still the one the player confirmed."""
-    read_first()  # a phone without the player link is refused without the write lock
-    require_player(get_match(match_id))
-    db.session.rollback()
-    state = match_state(get_match(match_id))
-    require_player(state.match)
-    last = last_input(state)
-    if last is None or request.form.get("expect") != last.key:
-        return render("matches/undo.html", "undo", state=state, last=last, stale=True), 409
-    undo_input(state, last)
-    if save(state) == RACED:
-        return show_with_errors(match_id, {"form": race_message()})
-    return redirect(url_for("matches.show", match_id=match_id), 303)
 
 
 def write(match_id: int, add):
@@ -112,7 +86,7 @@ def write(match_id: int, add):
         db.session.rollback()  # the check is done: leave the read, then write briefly
         stored = store(match_id, version, player_ids, entry)
         if stored is None:
-            return redirect(url_for("matches.show", match_id=match_id), 303)
+            return redirect(url_for("play.show", match_id=match_id), 303)
         if stored == RACED:
             break
     return show_with_errors(match_id, {"form": race_message()})

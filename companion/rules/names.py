@@ -11,7 +11,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from companion.rules import N_, RuleError
+from companion.rules.cards import N_
+from companion.rules.checks import RuleError
 
 MAX_NAME = 30
 

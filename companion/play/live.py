@@ -16,24 +16,23 @@ import threading
 from typing import NamedTuple
 from urllib.parse import parse_qs
 
-from flask import Blueprint, abort, make_response, request, session
+from flask import abort, make_response, request, session
 from flask_babel import get_locale
 from flask_wtf.csrf import generate_csrf
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from werkzeug.sansio.utils import host_is_trusted
 
-from companion import compact
 from companion.db import db
-from companion.htmx import render
-from companion.links import LINKS, level_for, me
-from companion.matches import board, phone_form_key, table_key
 from companion.memo import Memo
 from companion.models import MAX_ID, Match
+from companion.play.blueprint import bp
+from companion.play.board import board, phone_form_key, table_key
 from companion.rules import whole_number
 from companion.state import MatchState, current_state, replayed
-
-bp = Blueprint("live", __name__, url_prefix="/matches/<int:match_id>")
+from companion.web.access import LINKS, level_for, me
+from companion.web.headers import compact
+from companion.web.htmx import render
 
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
 RENDERS = Memo("live_regions", 512)  # a table needs a few per version
@@ -47,7 +46,7 @@ class Regions(NamedTuple):
     entered: frozenset[int]
 
 
-@bp.get("/live")
+@bp.get("/matches/<int:match_id>/live")
 def poll(match_id: int):
     """What changed since version ``since``: 204 when nothing did, else the live regions.
 
@@ -90,7 +89,7 @@ def poll(match_id: int):
     return response
 
 
-@bp.get("/table")
+@bp.get("/matches/<int:match_id>/table")
 def table_view(match_id: int):
     """The big-screen view for a tablet or TV: rows, last steps and score, updating live."""
     return render(
@@ -126,7 +125,7 @@ class QuietPolls:
     without a request context, session, or ORM; every other request (and a poll whose
     version moved on, or of a match that does not exist) goes to Flask, whose ``poll``
     gives the same answers. So does a poll for a name that is not the companion's: it
-    is refused there (see companion.guard). Only for SQLite files: otherwise every poll
+    is refused there (see companion.web.guard). Only for SQLite files: otherwise every poll
     goes to Flask.
     """
 

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, request, url_for
+from flask import redirect, request, url_for
 from flask_babel import gettext
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from companion import present, rules
-from companion.chart import line_chart
+from companion import rules
 from companion.db import db, read_first
-from companion.htmx import render
-from companion.links import access, grant, me
+from companion.household.players import add_player, check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
-from companion.players import add_player, check_new_name
-from companion.state import GameState, MatchState, current_state
-
-bp = Blueprint("matches", __name__, url_prefix="/matches")
+from companion.play.blueprint import bp
+from companion.state import get_match
+from companion.web import present
+from companion.web.access import grant
+from companion.web.htmx import render
 
 END_KINDS = (rules.MORE_THAN, rules.AT_LEAST, rules.GAMES)
 
@@ -27,16 +26,6 @@ def active_players() -> list[Player]:
     return list(db.session.scalars(query))
 
 
-def recent_matches(limit: int = 20) -> list[Match]:
-    """The newest matches first."""
-    return list(db.session.scalars(select(Match).order_by(Match.id.desc()).limit(limit)))
-
-
-def get_match(match_id: int) -> Match:
-    """The match with this id, or 404."""
-    return db.get_or_404(Match, match_id)
-
-
 DEFAULT_RULES = {
     "end_kind": rules.MORE_THAN,
     "end_value": str(rules.DEFAULT_LIMIT),
@@ -44,7 +33,7 @@ DEFAULT_RULES = {
 }
 
 
-@bp.route("/new", methods=["GET", "POST"])
+@bp.route("/matches/new", methods=["GET", "POST"])
 def new():
     """The form that starts a match. Tapping a player's name seats them next (a POST
     here, which stores nothing: the form comes back with the seats so far)."""
@@ -76,7 +65,7 @@ def tap(seats: list[Player], tapped: str) -> tuple[list[Player], dict[str, str]]
     return [*seats, chosen], {}
 
 
-@bp.post("/")
+@bp.post("/matches/")
 def create():
     """Start a match: seat the players in order and fix the house rules.
 
@@ -113,7 +102,7 @@ def create():
         read_first()  # the form shown again only reads
         return new_match_form({"new_player": gettext("That name was just taken.")}), 422
     grant(match, match.player_token)  # the phone that starts a match holds its player link
-    return redirect(url_for("matches.show", match_id=match.id), code=303)
+    return redirect(url_for("play.show", match_id=match.id), code=303)
 
 
 def new_match_form(errors: dict[str, str], form=None, seats: list[Player] | None = None):
@@ -171,7 +160,7 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     return rules.EndCondition(kind, limit), {}
 
 
-@bp.post("/<int:match_id>/rematch")
+@bp.post("/matches/<int:match_id>/rematch")
 def rematch(match_id: int):
     """Start a new match with the same seats and house rules, in one tap."""
     old = get_match(match_id)
@@ -180,104 +169,4 @@ def rematch(match_id: int):
     db.session.add(match)
     db.session.commit()
     grant(match, match.player_token)  # like a new match: this phone holds its player link
-    return redirect(url_for("matches.show", match_id=match.id), code=303)
-
-
-@bp.get("/<int:match_id>")
-def show(match_id: int):
-    """The match at the table: the rows, the next thing to enter, the score."""
-    state = current_state(match_id)
-    return render("matches/show.html", "match", **board(state), form={}, errors={})
-
-
-def board(state: MatchState, view: str = "match") -> dict:
-    """What the match page shows: the game on the table, the round just placed, the
-    row choice it waits for, what to enter next and the score."""
-    standing = state.standing
-    current = state.current
-    finished = state.finished_games
-    # The game on the table: the one being played, else the one that just ended.
-    game = current or (state.games[-1] if state.games else None)
-    level, mine = access(state.match), me(state.match.id)
-    return {
-        "view": view,
-        "match_id": state.match.id,
-        "version": state.version,
-        "level": level,
-        "me": mine,
-        "form_key": form_key(state, level, mine),
-        "state": state,
-        "standing": standing,
-        "end_text": state.end.describe(gettext),
-        "winner_names": ", ".join(state.name(player) for player in standing.winners),
-        "current": current,
-        "game": game,
-        # The round on screen: the one waiting for a row choice, else the next to enter.
-        "round_number": current.rounds_played + (current.pending is None) if current else 0,
-        "shown": shown_round(game, state.name),
-        "choice": present.choice_view(current.pending, state.name)
-        if current and current.pending
-        else None,
-        "seen": current.seen if current else set(),
-        "last_game": finished[-1] if finished and not current else None,
-    }
-
-
-def shown_round(game: GameState | None, name) -> present.RoundView | None:
-    """The round the page shows as just placed: the game's last, unless it waits for a
-    row choice (its too-low card is always the round's first, so nothing is placed yet)."""
-    if game is None or game.pending is not None or game.last_round is None:
-        return None
-    steps = present.step_views(game.last_round.steps, name)
-    return present.round_view(game.rounds_played, steps)
-
-
-def form_key(state: MatchState, level: str | None, mine: int | None) -> str:
-    """What decides this phone's entry forms: when it changes, polling replaces them."""
-    return phone_form_key(
-        table_key(state), level, mine, state.current.entered if state.current else {}
-    )
-
-
-def table_key(state: MatchState) -> str:
-    """The part of the form key that is the same for every phone: game, round, choice."""
-    current = state.current
-    if current is None:
-        return f"{len(state.games)}:{state.over}"
-    return f"{current.number}:{current.rounds_played}:{current.pending is not None}"
-
-
-def phone_form_key(table: str, level: str | None, mine: int | None, entered) -> str:
-    """One phone's form key. Not the others' entries: a card being typed must survive
-    them (a card typed for a player who got in meanwhile is refused with a message)."""
-    return f"{table}:{level}:{mine}:{mine in entered}"
-
-
-@bp.get("/<int:match_id>/grid")
-def grid(match_id: int):
-    """The card grid's buttons, cards seen in the open game disabled (loaded by htmx)."""
-    state = current_state(match_id)
-    seen = state.current.seen if state.current else set()
-    return render("matches/grid.html", deck=state.deck, seen=seen)
-
-
-@bp.get("/<int:match_id>/scoreboard")
-def scoreboard(match_id: int):
-    """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
-    state = current_state(match_id)
-    context = board(state)
-    return render(
-        "matches/scoreboard.html",
-        "scoreboard",
-        **context,
-        leader_names=", ".join(state.name(p) for p in context["standing"].leaders),
-        chart=totals_chart(state),
-    )
-
-
-def totals_chart(state: MatchState):
-    """The chart of each player's total after each complete game."""
-    history = state.running_totals()
-    series = [[totals[player_id] for totals in history] for player_id in state.player_ids]
-    limit = None if state.end.kind == rules.GAMES else state.end.value
-    return line_chart([player.name for player in state.players], series, limit)
+    return redirect(url_for("play.show", match_id=match.id), code=303)

@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from companion.db import DatabaseBusy, DatabaseUnavailable
-from companion.i18n import safe_next_url
+from companion.web.i18n import safe_next_url
 
 BUSY, READ_ONLY, FULL, UNAVAILABLE = "busy", "read-only", "full", "unavailable"
 # SQLite's primary result codes (the low byte of an extended one) that are not the

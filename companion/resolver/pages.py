@@ -14,10 +14,11 @@ from flask import Blueprint, request
 from flask_babel import gettext
 from werkzeug.datastructures import MultiDict
 
-from companion import present, rules
-from companion.htmx import render
-from companion.names import name_key, player_name
+from companion import rules
 from companion.rules import RuleError
+from companion.rules.names import name_key, player_name
+from companion.web import present
+from companion.web.htmx import render
 
 bp = Blueprint("resolver", __name__)
 

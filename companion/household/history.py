@@ -10,12 +10,13 @@ from typing import NamedTuple
 from flask import Blueprint, abort, redirect, request, session, url_for
 from sqlalchemy import func, select
 
-from companion import present, rules
+from companion import rules
 from companion.db import db
-from companion.htmx import render
-from companion.links import PLAYER, access
-from companion.matches import get_match
 from companion.models import Game, GameResult, Match
+from companion.state import get_match
+from companion.web import present
+from companion.web.access import PLAYER, access
+from companion.web.htmx import render
 
 bp = Blueprint("history", __name__)
 

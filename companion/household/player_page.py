@@ -1,7 +1,7 @@
 """A player's own page: card-by-card figures, the nemesis, history and the rating chart.
 
 Reads the derived tables of ``companion.derived`` (see there for the nemesis, defined
-from the engine's steps) and the rating run of ``companion.stats``.
+from the engine's steps) and the rating run of ``companion.household.statistics``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import NamedTuple
 
 from sqlalchemy import case, func, select
 
-from companion.chart import HEIGHT, PAD_BOTTOM, PAD_LEFT, PAD_RIGHT, PAD_TOP, WIDTH, Chart, Line
 from companion.db import db
 from companion.derived import NemesisCount, PlayerGameStat, PlayerMatchStat
+from companion.household.ratings import RatingRun
 from companion.models import Game
-from companion.ratings import RatingRun
+from companion.web.chart import HEIGHT, PAD_BOTTOM, PAD_LEFT, PAD_RIGHT, PAD_TOP, WIDTH, Chart, Line
 
 CHART_POINTS = 40  # more would not show on a phone; the table lists the same points
 

@@ -10,8 +10,8 @@ from flask_babel import gettext, ngettext
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from companion import rules
-from companion.names import name_key, player_name
 from companion.rules import N_, RuleError
+from companion.rules.names import name_key, player_name
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 

@@ -28,9 +28,9 @@ from werkzeug.exceptions import Forbidden, SecurityError
 from werkzeug.routing import IntegerConverter, ValidationError
 from werkzeug.sansio.utils import host_is_trusted
 
-from companion import wants_json
 from companion.models import MAX_ID
-from companion.serve import lan_address
+from companion.web.errors import wants_json
+from companion.web.network import lan_address
 
 ID_DIGITS = len(str(MAX_ID))
 # Loopback names. IPv6 literals cannot be listed: Werkzeug's host check cuts a trusted

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from flask import redirect, request, url_for
 from flask_babel import gettext, ngettext
 
-from companion.db import db
-from companion.state import MatchState
+from companion.db import db, read_first
+from companion.play.blueprint import bp
+from companion.play.entry import race_message, show_with_errors
+from companion.state import MatchState, get_match, match_state
+from companion.store import RACED, save
+from companion.web.access import require_player
+from companion.web.htmx import render
 
 
 class LastInput(NamedTuple):
@@ -84,3 +90,27 @@ def undo_input(state: MatchState, last: LastInput) -> None:
     entries = last.entry if isinstance(last.entry, list) else [last.entry]
     for entry in entries:
         db.session.delete(entry)
+
+
+@bp.get("/matches/<int:match_id>/undo")
+def confirm_undo(match_id: int):
+    """Ask before undoing the last thing entered (works without JavaScript)."""
+    state = match_state(get_match(match_id))
+    return render("matches/undo.html", "undo", state=state, last=last_input(state))
+
+
+@bp.post("/matches/<int:match_id>/undo")
+def undo(match_id: int):
+    """Undo the last thing entered, if it is still the one the player confirmed."""
+    read_first()  # a phone without the player link is refused without the write lock
+    require_player(get_match(match_id))
+    db.session.rollback()
+    state = match_state(get_match(match_id))
+    require_player(state.match)
+    last = last_input(state)
+    if last is None or request.form.get("expect") != last.key:
+        return render("matches/undo.html", "undo", state=state, last=last, stale=True), 409
+    undo_input(state, last)
+    if save(state) == RACED:
+        return show_with_errors(match_id, {"form": race_message()})
+    return redirect(url_for("play.show", match_id=match_id), 303)

@@ -13,11 +13,13 @@ from flask import Blueprint, current_app, request, url_for
 from flask_babel import format_date, gettext
 from sqlalchemy import func, select
 
-from companion import player_stats, rules, stats
+from companion import rules
 from companion.db import db
-from companion.htmx import render
+from companion.household import player_page as player_stats
+from companion.household import statistics as stats
+from companion.household.players import get_player
 from companion.models import Player
-from companion.players import get_player
+from companion.web.htmx import render
 
 bp = Blueprint("leaderboard", __name__)
 
@@ -132,9 +134,9 @@ def player_context(player: Player, board: stats.Board) -> dict:
 
 def round_url(match_id: int, game: int, round_number: int) -> str:
     """Where to see one round again: its replay, or the match's scoreboard without one."""
-    if "replay.show" in current_app.view_functions:  # companion.replay (match history)
+    if "replay.show" in current_app.view_functions:  # companion.household.replay (match history)
         return url_for("replay.show", match_id=match_id, number=game, round=round_number)
-    return url_for("matches.scoreboard", match_id=match_id)
+    return url_for("play.scoreboard", match_id=match_id)
 
 
 class Nemesis(NamedTuple):

@@ -68,7 +68,7 @@ def catalogue():
 
 def safe_next_url(target: str | None) -> str:
     """Return target if it is a path on this site, else the home page (no open redirect)."""
-    home = url_for("pages.home")
+    home = url_for("play.home")
     if not target or not target.startswith("/") or target.startswith("//"):
         return home
     # Browsers read "\" as "/" and drop tabs and newlines, so "/\evil.com" is "//evil.com".

@@ -11,7 +11,7 @@ HTMX_URL = f"https://unpkg.com/htmx.org@{HTMX_VERSION}/dist/htmx.min.js"
 HTMX_INTEGRITY = "sha384-/TgkGk7p307TH7EXJDuUlgG3Ce1UVolAOFopFekQkkXihi5u/6OCvVKyz1W+idaz"
 # The same file from the npm registry, which `make run` (and `make test`) install into
 # this ignored folder: served when the CDN cannot be reached. Never committed.
-HTMX_COPY = Path(__file__).resolve().parent.parent / "vendor" / "node_modules" / "htmx.org" / "dist"
+HTMX_COPY = Path(__file__).resolve().parents[2] / "vendor" / "node_modules" / "htmx.org" / "dist"
 
 # Rendered into <meta name="htmx-config">. Indicator styles would be an inline <style>
 # (blocked by our CSP), and eval is never needed; 422 carries a form with its errors.

@@ -8,7 +8,7 @@ The period filter goes by the day a match was created; the players filter by its
 
 The leaderboard's figures are kept in memory per filter, with the fingerprint of the
 match rows they were computed from (``fingerprint``): a request after any change
-computes them again (in SQL, ratings mostly from ``companion.ratings``' cache).
+computes them again (in SQL, ratings mostly from ``companion.household.ratings``' cache).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from sqlalchemy.orm import aliased
 
 from companion.db import db
 from companion.derived import PlayerGameStat, PlayerMatchStat
+from companion.household.ratings import MODEL, Ranked, Rating, RatingRun, rated
 from companion.memo import Memo
 from companion.models import utcnow
-from companion.ratings import MODEL, Ranked, Rating, RatingRun, rated
 
 PERIODS = ("all", "year", "month")
 BOARDS = Memo("boards", 32)  # filter combinations kept (periods x player counts)

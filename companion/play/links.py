@@ -7,85 +7,35 @@ every phone that joined with the old ones.
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 from urllib.parse import urlsplit
 
 import qrcode
 import qrcode.image.svg
-from flask import Blueprint, abort, current_app, redirect, request, session, url_for
+from flask import abort, current_app, redirect, request, session, url_for
 from markupsafe import Markup
 
 from companion.db import db, read_first
-from companion.htmx import render
 from companion.models import MAX_ID, Match, new_token
+from companion.play.blueprint import bp
 from companion.rules import whole_number
-from companion.serve import lan_address
-
-bp = Blueprint("links", __name__, url_prefix="/matches/<int:match_id>")
-
-PLAYER = "player"
-WATCH = "watch"
-LINKS = "links"  # session key: {match id: token}
-ME = "me"  # session key: {match id: player id} ("I am Anna")
+from companion.state import get_match
+from companion.web.access import ME, PLAYER, access, grant, require_player, token_level
+from companion.web.htmx import render
+from companion.web.network import lan_address
 
 
-def access(match: Match) -> str | None:
-    """What this phone may do on the match: PLAYER, WATCH or None (look only)."""
-    return token_level(match, session.get(LINKS, {}).get(str(match.id)))
-
-
-def token_level(match: Match, token: object) -> str | None:
-    """PLAYER or WATCH for the match's current tokens, compared in constant time."""
-    return level_for(match.player_token, match.watch_token, token)
-
-
-def level_for(player_token: str, watch_token: str, token: object) -> str | None:
-    """PLAYER or WATCH if ``token`` is one of these two, compared in constant time."""
-    if not isinstance(token, str):
-        return None
-    if hmac.compare_digest(token.encode(), player_token.encode()):
-        return PLAYER
-    if hmac.compare_digest(token.encode(), watch_token.encode()):
-        return WATCH
-    return None
-
-
-def grant(match: Match, token: str) -> None:
-    """Remember on this phone the link it opened (or created) for the match."""
-    links = dict(session.get(LINKS, {}))
-    links[str(match.id)] = token
-    session[LINKS] = links
-
-
-def require_player(match: Match) -> None:
-    """Refuse (403) a write from a phone without the match's player link."""
-    if access(match) != PLAYER:
-        abort(403)
-
-
-def me(match_id: int) -> int | None:
-    """The player this phone said it is, for entering only their own card."""
-    value = session.get(ME, {}).get(str(match_id))
-    return value if isinstance(value, int) else None
-
-
-def get_match(match_id: int) -> Match:
-    """The match, or 404."""
-    return db.get_or_404(Match, match_id)
-
-
-@bp.get("/join/<token>")
+@bp.get("/matches/<int:match_id>/join/<token>")
 def join(match_id: int, token: str):
     """Open a player or watch link: this phone remembers it and shows the match."""
     match = get_match(match_id)
     if token_level(match, token) is None:
         abort(404)
     grant(match, token)
-    return redirect(url_for("matches.show", match_id=match.id), 303)
+    return redirect(url_for("play.show", match_id=match.id), 303)
 
 
-@bp.get("/invite")
+@bp.get("/matches/<int:match_id>/invite")
 def invite(match_id: int):
     """QR codes and short links for other phones: the player link only for players."""
     match = get_match(match_id)
@@ -102,7 +52,7 @@ def invite(match_id: int):
     )
 
 
-@bp.post("/invite/renew")
+@bp.post("/matches/<int:match_id>/invite/renew")
 def renew(match_id: int):
     """Give the match new links; phones that joined with the old ones are locked out."""
     read_first()  # a phone without the player link is refused without the write lock
@@ -115,10 +65,10 @@ def renew(match_id: int):
     match.table_version += 1  # the shared replays hold the old tokens
     db.session.commit()
     grant(match, match.player_token)
-    return redirect(url_for("links.invite", match_id=match.id), 303)
+    return redirect(url_for("play.invite", match_id=match.id), 303)
 
 
-@bp.post("/me")
+@bp.post("/matches/<int:match_id>/me")
 def choose_me(match_id: int):
     """Remember which player this phone belongs to ("I am Anna"), or forget it.
 
@@ -135,7 +85,7 @@ def choose_me(match_id: int):
     else:
         mine.pop(str(match.id), None)
     session[ME] = mine
-    return redirect(url_for("matches.show", match_id=match.id), 303)
+    return redirect(url_for("play.show", match_id=match.id), 303)
 
 
 class Invite:
@@ -148,7 +98,7 @@ class Invite:
 
 def invite_link(match: Match, token: str) -> Invite:
     """The join link for a token, at an address other phones can reach."""
-    path = url_for("links.join", match_id=match.id, token=token)
+    path = url_for("play.join", match_id=match.id, token=token)
     return Invite(public_base_url() + path)
 
 

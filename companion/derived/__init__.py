@@ -1,7 +1,7 @@
 """Derived statistics tables: per game and player, per rival, per match and player.
 
 Like ``GameResult`` these are results, not inputs: their values are computed by
-``companion.figures`` from the engine's steps and the stored game results, written in
+``companion.derived.figures`` from the engine's steps and the stored game results, written in
 the same transaction as the game results (``refresh_match``, called by
 ``companion.store``), and rebuildable from the inputs (``flask --app companion
 rebuild``, see ``rebuild``).
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from companion import rules
 from companion.db import db
-from companion.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
+from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
 from companion.models import Game, Match
 from companion.state import game_state, match_state, stored_results
 
@@ -61,7 +61,7 @@ class PlayerGameStat(db.Model):
 class NemesisCount(db.Model):
     """Derived: in one game, how often a rival's card filled a row the player took.
 
-    The rival is the *filler* defined in ``companion.figures`` (the nemesis).
+    The rival is the *filler* defined in ``companion.derived.figures`` (the nemesis).
     """
 
     id: Mapped[int] = mapped_column(primary_key=True)

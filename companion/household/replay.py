@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, request
 
-from companion import present
-from companion.htmx import render
-from companion.matches import get_match
 from companion.models import Game, Match
 from companion.rules import whole_number
-from companion.state import GameState, game_state
+from companion.state import GameState, game_state, get_match
+from companion.web import present
+from companion.web.htmx import render
 
 bp = Blueprint("replay", __name__, url_prefix="/matches/<int:match_id>/games/<int:number>")
 

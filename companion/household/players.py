@@ -8,10 +8,10 @@ from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion.db import db, read_first
-from companion.htmx import render
 from companion.models import Match, Player, Seat
-from companion.names import name_key, player_name
 from companion.rules import RuleError
+from companion.rules.names import name_key, player_name
+from companion.web.htmx import render
 
 bp = Blueprint("players", __name__, url_prefix="/players")
 
@@ -132,7 +132,7 @@ def show_on_their_matches(player_id: int) -> None:
     """Raise the version of every match the player sits in (in the caller's transaction).
 
     Match pages are replayed and rendered once per version and kept (companion.state,
-    companion.live); a new version makes every page and every phone's live poll show
+    companion.play.live); a new version makes every page and every phone's live poll show
     the new name at once, as any entry would.
     """
     seated = select(Seat.match_id).where(Seat.player_id == player_id)

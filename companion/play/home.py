@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from flask import Blueprint, current_app, send_from_directory
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import select
 
 from companion.db import db
-from companion.history import Entry, entries
-from companion.htmx import HTMX_COPY, render
-from companion.matches import recent_matches
+from companion.household.history import Entry, entries
+from companion.models import Match
+from companion.play.blueprint import bp
 from companion.state import current_state
-
-bp = Blueprint("pages", __name__)
+from companion.web.htmx import render
 
 
 class Playing(NamedTuple):
@@ -45,21 +42,6 @@ def playing(item: Entry) -> Playing:
     return Playing(item, current.number, current.rounds_played + (current.pending is None))
 
 
-@bp.get("/vendor/htmx.min.js")
-def htmx_copy():
-    """The pinned htmx file, for phones that cannot reach its CDN (404 until installed).
-
-    Its URL carries the version (?v=), so a phone may keep it for a year.
-    """
-    return send_from_directory(HTMX_COPY, "htmx.min.js", max_age=365 * 24 * 60 * 60)
-
-
-@bp.get("/healthz")
-def healthz():
-    """Report 200 when the app can reach its database, 503 when it cannot."""
-    try:
-        db.session.execute(text("SELECT 1"))
-    except SQLAlchemyError:
-        current_app.logger.exception("Health check: database unreachable")
-        return {"status": "unavailable"}, 503
-    return {"status": "ok"}
+def recent_matches(limit: int = 20) -> list[Match]:
+    """The newest matches first."""
+    return list(db.session.scalars(select(Match).order_by(Match.id.desc()).limit(limit)))

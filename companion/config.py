@@ -1,0 +1,67 @@
+"""Settings: defaults, then COMPANION_* environment variables, then a test's own; and the
+secret key, generated once into the instance folder."""
+
+import os
+import secrets
+from pathlib import Path
+
+from flask import Flask
+
+from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
+from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+# Env vars whose names differ from the Flask config keys they set; read verbatim
+# because from_prefixed_env would parse an all-digit secret as a number.
+ENV_ALIASES = {
+    "COMPANION_DATABASE_URL": "SQLALCHEMY_DATABASE_URI",
+    "COMPANION_SECRET_KEY": "SECRET_KEY",
+}
+
+
+def configure(app: Flask, test_config: dict | None) -> None:
+    """Load defaults, then COMPANION_* env vars, then the test config; ensure a secret key."""
+    app.config.from_mapping(
+        SQLALCHEMY_DATABASE_URI=f"sqlite:///{Path(app.instance_path) / 'companion.sqlite'}",
+        SECRET_KEY_FILE=str(Path(app.instance_path) / "secret_key"),
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        MAX_CONTENT_LENGTH=64 * 1024,
+        HTMX_VERSION=HTMX_VERSION,
+        HTMX_URL=HTMX_URL,
+        HTMX_INTEGRITY=HTMX_INTEGRITY,
+    )
+    app.config.from_prefixed_env("COMPANION")
+    app.config.pop("DATABASE_URL", None)
+    for env_name, key in ENV_ALIASES.items():
+        if env_name in os.environ:
+            app.config[key] = os.environ[env_name]
+    if test_config is not None:
+        app.config.from_mapping(test_config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = load_or_create_secret_key(Path(app.config["SECRET_KEY_FILE"]))
+
+
+def load_or_create_secret_key(path: Path) -> str:
+    """Read the local secret key, generating it (mode 0600) on first start."""
+    try:
+        if path.exists():
+            return path.read_text().strip()
+        ensure_folder(path.parent, "the secret key", OTHER_KEY)
+        key = secrets.token_hex(32)
+        # O_EXCL: two workers starting at once must not overwrite each other's key.
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return path.read_text().strip()
+        try:
+            with os.fdopen(fd, "w") as file:
+                file.write(key + "\n")
+        except OSError:  # a full disk: leave no empty key for the next start
+            path.unlink(missing_ok=True)
+            raise
+    except OSError as error:  # a read-only instance folder, or a key of another user
+        raise secret_key_problem(path, error) from None
+    return key

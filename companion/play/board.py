@@ -1,0 +1,73 @@
+"""What the match pages show, from the replayed match: the view data of the round
+screen, and the form keys that tell a live poll when a phone's entry form changed."""
+
+from __future__ import annotations
+
+from flask_babel import gettext
+
+from companion.state import GameState, MatchState
+from companion.web import present
+from companion.web.access import access, me
+
+
+def board(state: MatchState, view: str = "match") -> dict:
+    """What the match page shows: the game on the table, the round just placed, the
+    row choice it waits for, what to enter next and the score."""
+    standing = state.standing
+    current = state.current
+    finished = state.finished_games
+    # The game on the table: the one being played, else the one that just ended.
+    game = current or (state.games[-1] if state.games else None)
+    level, mine = access(state.match), me(state.match.id)
+    return {
+        "view": view,
+        "match_id": state.match.id,
+        "version": state.version,
+        "level": level,
+        "me": mine,
+        "form_key": form_key(state, level, mine),
+        "state": state,
+        "standing": standing,
+        "end_text": state.end.describe(gettext),
+        "winner_names": ", ".join(state.name(player) for player in standing.winners),
+        "current": current,
+        "game": game,
+        # The round on screen: the one waiting for a row choice, else the next to enter.
+        "round_number": current.rounds_played + (current.pending is None) if current else 0,
+        "shown": shown_round(game, state.name),
+        "choice": present.choice_view(current.pending, state.name)
+        if current and current.pending
+        else None,
+        "seen": current.seen if current else set(),
+        "last_game": finished[-1] if finished and not current else None,
+    }
+
+
+def shown_round(game: GameState | None, name) -> present.RoundView | None:
+    """The round the page shows as just placed: the game's last, unless it waits for a
+    row choice (its too-low card is always the round's first, so nothing is placed yet)."""
+    if game is None or game.pending is not None or game.last_round is None:
+        return None
+    steps = present.step_views(game.last_round.steps, name)
+    return present.round_view(game.rounds_played, steps)
+
+
+def form_key(state: MatchState, level: str | None, mine: int | None) -> str:
+    """What decides this phone's entry forms: when it changes, polling replaces them."""
+    return phone_form_key(
+        table_key(state), level, mine, state.current.entered if state.current else {}
+    )
+
+
+def table_key(state: MatchState) -> str:
+    """The part of the form key that is the same for every phone: game, round, choice."""
+    current = state.current
+    if current is None:
+        return f"{len(state.games)}:{state.over}"
+    return f"{current.number}:{current.rounds_played}:{current.pending is not None}"
+
+
+def phone_form_key(table: str, level: str | None, mine: int | None, entered) -> str:
+    """One phone's form key. Not the others' entries: a card being typed must survive
+    them (a card typed for a player who got in meanwhile is refused with a message)."""
+    return f"{table}:{level}:{mine}:{mine in entered}"

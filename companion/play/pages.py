@@ -1,0 +1,47 @@
+"""The match at the table (its round screen), the scoreboard and the card grid."""
+
+from __future__ import annotations
+
+from companion import rules
+from companion.play.blueprint import bp
+from companion.play.board import board
+from companion.state import MatchState, current_state
+from companion.web.chart import line_chart
+from companion.web.htmx import render
+
+
+@bp.get("/matches/<int:match_id>")
+def show(match_id: int):
+    """The match at the table: the rows, the next thing to enter, the score."""
+    state = current_state(match_id)
+    return render("matches/show.html", "match", **board(state), form={}, errors={})
+
+
+@bp.get("/matches/<int:match_id>/grid")
+def grid(match_id: int):
+    """The card grid's buttons, cards seen in the open game disabled (loaded by htmx)."""
+    state = current_state(match_id)
+    seen = state.current.seen if state.current else set()
+    return render("matches/grid.html", deck=state.deck, seen=seen)
+
+
+@bp.get("/matches/<int:match_id>/scoreboard")
+def scoreboard(match_id: int):
+    """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
+    state = current_state(match_id)
+    context = board(state)
+    return render(
+        "matches/scoreboard.html",
+        "scoreboard",
+        **context,
+        leader_names=", ".join(state.name(p) for p in context["standing"].leaders),
+        chart=totals_chart(state),
+    )
+
+
+def totals_chart(state: MatchState):
+    """The chart of each player's total after each complete game."""
+    history = state.running_totals()
+    series = [[totals[player_id] for totals in history] for player_id in state.player_ids]
+    limit = None if state.end.kind == rules.GAMES else state.end.value
+    return line_chart([player.name for player in state.players], series, limit)

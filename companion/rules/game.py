@@ -1,0 +1,63 @@
+"""A game: the starting cards and the rounds played so far, replayed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+from companion.rules.cards import (
+    Player,
+    Rows,
+    pile_bulls,
+)
+from companion.rules.table import (
+    ChoiceNeeded,
+    RoundResult,
+    Table,
+)
+
+
+class GameState(NamedTuple):
+    """A game replayed from its inputs: the table, the piles and every round's steps."""
+
+    rows: Rows
+    piles: dict[Player, tuple[int, ...]]
+    rounds: tuple[RoundResult, ...]
+
+    @property
+    def pending(self) -> ChoiceNeeded | None:
+        """The choice the last round waits for, if any."""
+        return self.rounds[-1].pending if self.rounds else None
+
+    @property
+    def played(self) -> frozenset[int]:
+        """Every card played so far in this game."""
+        return frozenset(step.card for result in self.rounds for step in result.steps)
+
+    def bulls(self) -> dict[Player, int]:
+        """Return the bulls on each player's pile."""
+        return {player: pile_bulls(pile) for player, pile in self.piles.items()}
+
+
+def replay_game(
+    starting: Sequence[int],
+    rounds: Iterable[tuple[Sequence[tuple[Player, int]], Mapping[Player, int]]],
+    players: Iterable[Player] = (),
+) -> GameState:
+    """Replay a game's stored rounds (plays and row choices) from its starting cards.
+
+    The inputs were checked when they were entered; a round that waits for a choice
+    can only be the last one.
+    """
+    table = Table([(card,) for card in starting])
+    piles: dict[Player, list[int]] = {player: [] for player in players}
+    results: list[RoundResult] = []
+    for plays, choices in rounds:
+        table.start_round(plays)
+        table.run(choices)
+        result = table.round_result()
+        for step in result.steps:
+            piles.setdefault(step.player, []).extend(step.taken)
+        results.append(result)
+    frozen = {player: tuple(sorted(pile)) for player, pile in piles.items()}
+    return GameState(table.rows, frozen, tuple(results))

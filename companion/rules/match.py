@@ -1,0 +1,101 @@
+"""A match: totals, the end condition and the winners."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from companion.rules.cards import (
+    DEFAULT_LIMIT,
+    N_,
+    Gettext,
+    Player,
+    _identity,
+)
+from companion.rules.checks import RuleError
+
+MORE_THAN = "more_than"
+AT_LEAST = "at_least"
+GAMES = "games"
+
+
+@dataclass(frozen=True, slots=True)
+class EndCondition:
+    """When a match ends: a bulls limit (more than / at least) or a number of games."""
+
+    kind: str = MORE_THAN
+    value: int = DEFAULT_LIMIT
+
+    def __post_init__(self) -> None:
+        if self.kind not in (MORE_THAN, AT_LEAST, GAMES):
+            raise RuleError(N_("Unknown end condition."), "end")
+        if not 1 <= self.value <= 1000:
+            raise RuleError(N_("The end value must be between 1 and 1000."), "end")
+
+    def is_met(self, totals: Mapping[Player, int], games_played: int) -> bool:
+        """Return True when the match is over after ``games_played`` complete games."""
+        if self.kind == GAMES:
+            return games_played >= self.value
+        if not totals:
+            return False
+        highest = max(totals.values())
+        return highest > self.value if self.kind == MORE_THAN else highest >= self.value
+
+    def describe(self, gettext: Gettext = _identity) -> str:
+        """Return the house rule in words, for the scoreboard."""
+        templates = {
+            MORE_THAN: N_(
+                "The match ends after the game in which someone has more than %(value)d bulls."
+            ),
+            AT_LEAST: N_(
+                "The match ends after the game in which someone has %(value)d bulls or more."
+            ),
+            GAMES: N_("The match ends after %(value)d games."),
+        }
+        return gettext(templates[self.kind]) % {"value": self.value}
+
+    def remaining(self, total: int) -> int | None:
+        """Return how many more bulls a player can take before the match ends (limits)."""
+        if self.kind == GAMES:
+            return None
+        return self.value - total if self.kind == MORE_THAN else self.value - 1 - total
+
+
+class Standing(NamedTuple):
+    """A match's score: totals, whether it is over and who won."""
+
+    totals: dict[Player, int]
+    games_played: int
+    over: bool
+    winners: tuple[Player, ...]
+    leaders: tuple[Player, ...]
+
+
+def match_totals(players: Iterable[Player], games: Iterable[Mapping[Player, int]]) -> dict:
+    """Return each player's total bulls over the complete games."""
+    totals = dict.fromkeys(players, 0)
+    for game in games:
+        for player, count in game.items():
+            totals[player] = totals.get(player, 0) + count
+    return totals
+
+
+def lowest(totals: Mapping[Player, int]) -> tuple[Player, ...]:
+    """Return the players with the fewest bulls; equal lowest totals share the place."""
+    if not totals:
+        return ()
+    best = min(totals.values())
+    return tuple(player for player, total in totals.items() if total == best)
+
+
+def standing(
+    players: Sequence[Player],
+    games: Sequence[Mapping[Player, int]],
+    end: EndCondition = EndCondition(),
+) -> Standing:
+    """Score a match from its complete games' bulls per player."""
+    totals = match_totals(players, games)
+    over = end.is_met(totals, len(games))
+    leaders = lowest(totals)
+    return Standing(totals, len(games), over, leaders if over else (), leaders)

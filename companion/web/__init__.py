@@ -1,0 +1,26 @@
+"""The web layer every feature stands on: rendering (page or htmx fragment), languages,
+error pages, security headers, the network guard, the database-fault pages, the pieces a
+page shows of a round, and the site's own small pages."""
+
+from flask import Flask
+
+from companion.db import babel
+from companion.web import guard, i18n, pages, present
+from companion.web.errors import register_error_handlers, wants_json
+from companion.web.faults import register_fault_handlers
+from companion.web.headers import add_security_headers, template_globals
+
+
+def init_app(app: Flask) -> None:
+    """Attach everything the web layer does for every request."""
+    guard.init_app(app)
+    babel.init_app(app, locale_selector=i18n.select_locale)
+    i18n.install_template_gettext(app)
+    # Globals, not context-processor values: imported macros (cards, rows) need them.
+    app.jinja_env.globals.update(present.TEMPLATE_GLOBALS)
+    register_error_handlers(app)
+    register_fault_handlers(app, wants_json)  # 503 for a busy or broken database
+    app.after_request(add_security_headers)
+    app.context_processor(template_globals)
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(i18n.bp)

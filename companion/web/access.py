@@ -1,0 +1,66 @@
+"""Who may do what on a match: the player or watch link this phone holds (in its
+signed session), and the player it said it is ("I am Anna").
+
+A phone holds a match's link token in its session; every request compares it with the
+match's current tokens in constant time, so renewing the tokens locks out every phone
+that joined with the old ones.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import abort, session
+
+from companion.models import Match
+
+PLAYER = "player"
+
+
+WATCH = "watch"
+
+
+LINKS = "links"  # session key: {match id: token}
+
+
+ME = "me"  # session key: {match id: player id} ("I am Anna")
+
+
+def access(match: Match) -> str | None:
+    """What this phone may do on the match: PLAYER, WATCH or None (look only)."""
+    return token_level(match, session.get(LINKS, {}).get(str(match.id)))
+
+
+def token_level(match: Match, token: object) -> str | None:
+    """PLAYER or WATCH for the match's current tokens, compared in constant time."""
+    return level_for(match.player_token, match.watch_token, token)
+
+
+def level_for(player_token: str, watch_token: str, token: object) -> str | None:
+    """PLAYER or WATCH if ``token`` is one of these two, compared in constant time."""
+    if not isinstance(token, str):
+        return None
+    if hmac.compare_digest(token.encode(), player_token.encode()):
+        return PLAYER
+    if hmac.compare_digest(token.encode(), watch_token.encode()):
+        return WATCH
+    return None
+
+
+def grant(match: Match, token: str) -> None:
+    """Remember on this phone the link it opened (or created) for the match."""
+    links = dict(session.get(LINKS, {}))
+    links[str(match.id)] = token
+    session[LINKS] = links
+
+
+def require_player(match: Match) -> None:
+    """Refuse (403) a write from a phone without the match's player link."""
+    if access(match) != PLAYER:
+        abort(403)
+
+
+def me(match_id: int) -> int | None:
+    """The player this phone said it is, for entering only their own card."""
+    value = session.get(ME, {}).get(str(match_id))
+    return value if isinstance(value, int) else None

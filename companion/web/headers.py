@@ -1,0 +1,69 @@
+"""What every answer carries: the security headers, Vary, compact HTML, and the values
+every template needs."""
+
+import re
+
+from flask import Response, current_app
+from flask_babel import get_locale
+
+from companion.web.htmx import HTMX_CONFIG
+from companion.web.i18n import LANGUAGES
+
+
+def add_security_headers(response: Response) -> Response:
+    """Set CSP and friends on every response, and Vary on pages htmx may fragment."""
+    response.headers["Content-Security-Policy"] = content_security_policy()
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    if response.mimetype == "text/html":
+        response.vary.add("HX-Request")
+        compact_html(response)
+    return response
+
+
+# Runs of whitespace between and inside tags, left by template indentation. Browsers
+# render a run like one space; no page uses <pre> or <textarea>, where it would matter.
+WHITESPACE_RUN = re.compile(r"\s{2,}")
+
+
+def compact_html(response: Response) -> None:
+    """Collapse template indentation in an HTML answer: fewer bytes to a phone.
+
+    A live poll's answer is made of pieces compacted once when rendered (``compact``),
+    and says so with ``response.compacted``: it is not scanned again for every phone.
+    """
+    if getattr(response, "compacted", False):
+        return
+    if not response.direct_passthrough and not response.is_streamed:
+        response.set_data(compact(response.get_data(as_text=True)))
+
+
+def compact(html: str) -> str:
+    """The HTML with every run of whitespace made one space."""
+    return WHITESPACE_RUN.sub(" ", html)
+
+
+def content_security_policy() -> str:
+    """The CSP: our own files plus the one pinned htmx script, nothing inline."""
+    # The configured URL, so a COMPANION_HTMX_URL override (a local copy) is allowed too.
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src 'self' {current_app.config['HTMX_URL']}",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+def template_globals() -> dict:
+    """Values every template needs: the language switch and the htmx settings."""
+    return {
+        "current_locale": str(get_locale() or "en"),
+        "languages": LANGUAGES,
+        "htmx_config": HTMX_CONFIG,
+    }

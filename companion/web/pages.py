@@ -1,0 +1,30 @@
+"""Pages of the site itself: the health check and the pinned htmx file."""
+
+from flask import Blueprint, current_app, send_from_directory
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from companion.db import db
+from companion.web.htmx import HTMX_COPY
+
+bp = Blueprint("web", __name__)
+
+
+@bp.get("/vendor/htmx.min.js")
+def htmx_copy():
+    """The pinned htmx file, for phones that cannot reach its CDN (404 until installed).
+
+    Its URL carries the version (?v=), so a phone may keep it for a year.
+    """
+    return send_from_directory(HTMX_COPY, "htmx.min.js", max_age=365 * 24 * 60 * 60)
+
+
+@bp.get("/healthz")
+def healthz():
+    """Report 200 when the app can reach its database, 503 when it cannot."""
+    try:
+        db.session.execute(text("SELECT 1"))
+    except SQLAlchemyError:
+        current_app.logger.exception("Health check: database unreachable")
+        return {"status": "unavailable"}, 503
+    return {"status": "ok"}
