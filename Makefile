@@ -22,11 +22,13 @@ run: $(STAMPS)/install $(COMPILED) htmx-copy
 
 test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 lint: $(STAMPS)/install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: $(STAMPS)/install-test
 	$(BIN)/ruff format .

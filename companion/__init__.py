@@ -7,7 +7,7 @@ layer and every feature's blueprint. Nothing in the package imports it; the laun
 
 from flask import Flask
 
-from companion import backup, household, play, resolver, web
+from companion import backup, household, play, resolver, sqlite, web
 from companion.commands import register_commands
 from companion.config import PROJECT_ROOT, configure
 from companion.db import csrf, db, migrate
@@ -31,6 +31,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     check_storage(app)  # a read-only or missing database stops here, in one line
 
     db.init_app(app)
+    sqlite.init_app(app)  # SQLite's pragmas, writer lock and WAL; nothing elsewhere
     # Batch mode: SQLite cannot ALTER most things, Alembic copies the table instead.
     migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)

@@ -1,48 +1,40 @@
-"""Command-line tasks: ``flask --app companion rebuild``."""
+"""Command-line tasks: ``flask --app companion rebuild`` (and the backup's commands)."""
 
 from __future__ import annotations
 
 import click
 from flask import Flask
 from flask.cli import with_appcontext
-from sqlalchemy import select
 
-from companion.db import db
-from companion.derived import rebuild_statistics
-from companion.models import Match
-from companion.state import match_state, sync_results
+from companion.backup import register_cli
+from companion.derived import rebuild
+from companion.store import writing
 
 
 @click.command("rebuild")
 @with_appcontext
 @click.option("--check", is_flag=True, help="Only report disagreements; change nothing.")
 def rebuild_command(check: bool) -> None:
-    """Recompute every finished game's results from the stored inputs and compare."""
-    games = differing = 0
-    for match in db.session.scalars(select(Match).order_by(Match.id)):
-        for game in match_state(match, replay_all=True).games:
-            games += 1
-            stored = {result.player_id: result.bulls for result in game.game.results}
-            wanted = game.bulls if game.finished else {}
-            if stored != wanted:
-                differing += 1
-                click.echo(
-                    f"match {match.id} game {game.number}: stored {stored}, replayed {wanted}"
-                )
-                if not check:
-                    sync_results(game)
-    if not check:
-        db.session.commit()
+    """Replay every match from its stored inputs: games' results and statistics, compared."""
+    if check:
+        rebuilt = rebuild(check=True, echo=click.echo)
+    else:
+        with writing():
+            rebuilt = rebuild(check=False, echo=click.echo)
     verb = "found" if check else "rebuilt"
-    click.echo(f"{games} games replayed, {differing} {verb} differing from the stored results.")
-    differing += rebuild_statistics(check, click.echo)  # companion.derived
-    if check and differing:
+    click.echo(
+        f"{rebuilt.games} games replayed, {rebuilt.differing_games} {verb} differing "
+        "from the stored results."
+    )
+    click.echo(
+        f"{rebuilt.matches} matches' statistics replayed, "
+        f"{rebuilt.differing_matches} {verb} differing."
+    )
+    if check and (rebuilt.differing_games or rebuilt.differing_matches):
         raise SystemExit(1)
 
 
 def register_commands(app: Flask) -> None:
-    """Attach the CLI commands."""
+    """Attach the CLI commands: rebuild, and export, import and restore (companion.backup)."""
     app.cli.add_command(rebuild_command)
-    from companion.backup import register_cli  # late: it imports the blueprints' modules
-
-    register_cli(app)  # export and import
+    register_cli(app)

@@ -17,7 +17,13 @@ from flask_migrate import upgrade
 from sqlalchemy import select
 
 from companion import create_app
-from companion.db import checkpoint_in_background, db
+from companion.backup.copies import copy_daily_in_background, database_file
+from companion.backup.restore import hold_serving_lock
+from companion.db import db
+from companion.derived import PlayerMatchStat, rebuild
+from companion.models import Seat
+from companion.sqlite import checkpoint_in_background
+from companion.store import writing
 from companion.web.faults import StorageError
 from companion.web.network import phone_url, print_qr
 
@@ -71,13 +77,11 @@ def default_workers() -> int:
 
 def fill_statistics() -> None:
     """Derive the statistics once for games played before the statistics tables existed."""
-    from companion.derived import PlayerMatchStat, rebuild_statistics
-    from companion.models import Seat
-
     has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
     has_statistics = db.session.scalar(select(PlayerMatchStat.id).limit(1)) is not None
     if has_matches and not has_statistics:
-        rebuild_statistics(check=False, echo=lambda line: None)
+        with writing():
+            rebuild(check=False, echo=lambda line: None)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -200,10 +204,6 @@ def start_worker(worker) -> None:
 
 def start_serving(app) -> None:
     """What each serving process runs beside its requests (gunicorn worker or waitress)."""
-    # Late: the backup package imports the blueprints, and links imports this module.
-    from companion.backup.copies import copy_daily_in_background, database_file
-    from companion.backup.restore import hold_serving_lock
-
     checkpoint_in_background(app)
     hold_serving_lock(database_file(app))  # `flask restore` waits for the server to stop
     copy_daily_in_background(app)  # instance/backups/ (companion.backup.copies)

@@ -1,105 +1,173 @@
-"""Storing a checked entry: a short write transaction that confirms nothing changed.
+"""The one write path: every change that shows on a match page is stored here.
 
-``games`` checks a form against the match read without the write lock and turns it
-into an ``Entry`` of new rows; ``store`` writes them only if the match is still at the
-checked version, raising ``version`` (and ``table_version`` unless the entry is only
-hidden cards). ``save`` commits what an undo changed in the session. Both refresh the
-derived results and statistics when a game may have finished or reopened; an entry
-that ends its match sends ``match_finished`` once it is stored.
+``write_match`` owns a write from start to end. It reads the match (the shared replay
+of its current version) without holding the database's write lock, has the caller's
+``check`` turn the request into a ``Change`` (or refuse it), then stores the change in
+a short transaction asked for as a write (``writing``). That transaction first raises
+the match's version, but only if the match is still at the version that was checked;
+when another phone wrote in between, the request is checked again against the new
+state, so two players sending their own cards at the same moment both get in, and a
+second copy of the same entry is refused.
+
+The version rises here and nowhere else: with every stored entry, undo and new link,
+and (``write_matches``) for every match a renamed player sits in. ``table_version``
+rises too, except for cards that stay hidden until the round is complete. A change that
+may finish or reopen a game refreshes the derived results and statistics in the same
+transaction; one that ends a match sends ``match_finished`` once it is stored.
+
+A write transaction is always asked for explicitly, with ``writing``: on SQLite it
+begins with BEGIN IMMEDIATE after the writer lock (``companion.sqlite``); on other
+databases the matches it names are locked with SELECT ... FOR UPDATE, so writes to one
+match queue while other tables play on. Everything else reads in plain transactions.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from blinker import Namespace
 from flask import current_app
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from companion.db import db
+from companion.db import WRITE, WRITE_WAIT, db
 from companion.derived import PlayerMatchStat, refresh_match
 from companion.models import Game, Match, PendingCard
-from companion.state import MatchState, game_state, sync_results
+from companion.state import MatchState, current_state, game_state, sync_results
 
-# Sent (with the app and match_id) once an entry has ended a match: the automatic
+# Sent (with the app and match_id) once a change has ended a match: the automatic
 # backup copies the database (companion.backup.copies).
 match_finished = Namespace().signal("match-finished")
 
-MOVED_ON = "moved on"  # store() found the match changed since the check
+STORED = "stored"
 RACED = "raced"  # a unique key tripped: another phone stored the same entry just before
+WRITE_ATTEMPTS = 10  # each retry means another phone of the table stored something
 
 
 @dataclass
-class Entry:
-    """What a checked form adds to a match: new rows, not yet in the session."""
+class Change:
+    """What a checked request does to a match, applied inside the write transaction."""
 
-    rows: list
+    rows: list = field(default_factory=list)  # new rows (ORM objects)
+    deletes: list = field(default_factory=list)  # DELETE statements (an undo)
+    statements: list = field(default_factory=list)  # any other statement (new links)
     clear_hidden: int | None = None  # game id whose hidden cards the new round replaces
     hidden: bool = False  # only hidden cards: the match's table_version stays
-    # Only the last round of a game and score-only games can finish one (undo can
-    # reopen one): everything else skips the replay of results and statistics.
+    # Only the last round of a game, score-only games and undo can finish or reopen a
+    # game: every other change skips the replay of results and statistics.
     results: bool = False
 
 
-def store(match_id: int, version: int, player_ids: list[int], entry: Entry) -> str | None:
-    """Store a checked entry if the match is still at ``version``; None when stored.
+class MovedOn(Exception):
+    """The match changed between the check and the write: check again."""
 
-    MOVED_ON when another phone wrote first, RACED when a unique key trips; either way
-    nothing is stored.
-    """
+
+def write_match(match_id: int, check: Callable[[MatchState], Change]) -> str:
+    """Check a request against the match as it is now and store its change: STORED, or
+    RACED when another phone stored the same entry first. ``check`` refuses a request
+    by raising its own exception, which passes through with nothing stored."""
+    for _ in range(WRITE_ATTEMPTS):
+        state = current_state(match_id)
+        change = check(state)
+        try:
+            return store(state, change)
+        except MovedOn:
+            continue
+    return RACED
+
+
+def store(state: MatchState, change: Change) -> str:
+    """Store a checked change if the match is still at the version checked."""
+    match_id = state.match.id
     try:
-        bumped = db.session.execute(
-            update(Match)
-            .where(Match.id == match_id, Match.version == version)
-            .values(
-                version=Match.version + 1,
-                table_version=Match.table_version + (0 if entry.hidden else 1),
-            )
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        if not bumped:
-            db.session.rollback()
-            return MOVED_ON
-        if entry.clear_hidden is not None:
-            db.session.execute(delete(PendingCard).where(PendingCard.game_id == entry.clear_hidden))
-        db.session.add_all(entry.rows)
-        db.session.flush()
-        finished = entry.results and refresh_results(match_id, player_ids)
-        db.session.commit()
+        with writing(match_id):
+            if not raise_version(match_id, state.version, hidden=change.hidden):
+                raise MovedOn
+            if change.clear_hidden is not None:
+                db.session.execute(
+                    delete(PendingCard).where(PendingCard.game_id == change.clear_hidden)
+                )
+            for statement in [*change.deletes, *change.statements]:
+                db.session.execute(statement)
+            db.session.add_all(change.rows)
+            db.session.flush()
+            finished = change.results and refresh_results(match_id, state.player_ids)
     except IntegrityError:
-        db.session.rollback()
         return RACED
     if finished:
         match_finished.send(current_app._get_current_object(), match_id=match_id)
-    return None
+    return STORED
 
 
-def save(state: MatchState) -> str | None:
-    """Commit what an undo changed in the session, with results; None, or RACED."""
+def write_matches(match_ids: list[int], statement) -> None:
+    """Run a statement that shows on match pages outside their play (a player's new
+    name), raising the version of every one of those matches, in one write."""
+    with writing(*match_ids):
+        db.session.execute(statement)
+        if match_ids:
+            db.session.execute(
+                update(Match)
+                .where(Match.id.in_(match_ids))
+                .values(version=Match.version + 1, table_version=Match.table_version + 1)
+                .execution_options(synchronize_session=False)
+            )
+
+
+@contextmanager
+def writing(*match_ids: int) -> Iterator[None]:
+    """One write transaction, asked for explicitly: committed when the block ends,
+    rolled back if it raises. Whatever the session read before ends first."""
+    db.session.rollback()
+    connection = db.session.connection(execution_options={WRITE: True})
     try:
-        db.session.flush()
-        refresh_results(state.match.id, state.player_ids)
-        state.match.version += 1
-        state.match.table_version += 1
+        if connection.dialect.name == "postgresql":
+            lock_rows(match_ids)
+        yield
         db.session.commit()
-    except IntegrityError:
+    except BaseException:
         db.session.rollback()
-        return RACED
-    return None
+        raise
+
+
+def lock_rows(match_ids) -> None:
+    """Queue this write behind the others of the same matches (PostgreSQL), for at most
+    WRITE_WAIT seconds: past it, the database's error becomes a 503 (web.faults)."""
+    wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
+    db.session.execute(text(f"SET LOCAL lock_timeout = '{round(wait * 1000)}ms'"))
+    if match_ids:
+        db.session.execute(select(Match.id).where(Match.id.in_(match_ids)).with_for_update())
+
+
+def raise_version(match_id: int, version: int, hidden: bool) -> bool:
+    """Raise the match's versions if it is still at ``version``; False if it moved on."""
+    bumped = db.session.execute(
+        update(Match)
+        .where(Match.id == match_id, Match.version == version)
+        .values(
+            version=Match.version + 1,
+            table_version=Match.table_version + (0 if hidden else 1),
+        )
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    return bumped == 1
 
 
 def refresh_results(match_id: int, player_ids: list[int]) -> bool:
-    """Replay the last game for its results, and the match's statistics (in the write).
+    """Replay the last game for its results and the match's statistics (in the write),
+    once: the statistics take that replay rather than replaying the game again.
 
     True when the match is over now.
     """
     last = db.session.scalars(
         select(Game).where(Game.match_id == match_id).order_by(Game.number.desc())
     ).first()
+    replayed = None
     if last is not None:  # only the last game can have changed
-        sync_results(game_state(last, player_ids))
-    refresh_match(match_id)  # the statistics tables (companion.derived)
+        replayed = game_state(last, player_ids)
+        sync_results(replayed)
+    refresh_match(match_id, replayed)  # the statistics tables (companion.derived)
     return bool(
         db.session.scalar(
             select(PlayerMatchStat.finished).where(PlayerMatchStat.match_id == match_id).limit(1)

@@ -25,8 +25,9 @@ from companion.backup import apart, load
 from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.check import careful_rounds, read_backup
 from companion.backup.fields import BackupError
-from companion.db import db, writer_lock
+from companion.db import db
 from companion.models import Match
+from companion.sqlite import writer_lock
 
 
 @pytest.fixture

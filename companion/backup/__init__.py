@@ -31,7 +31,7 @@ from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
 from companion.backup.load import import_backup
 from companion.backup.restore import restore_command
-from companion.db import csrf, db, read_first
+from companion.db import csrf, db
 from companion.models import Match, Player, utcnow
 from companion.state import get_match, match_state
 from companion.store import match_finished
@@ -48,7 +48,6 @@ MAX_GRANTS = 10
 
 def backup_page(errors: dict[str, str], report: dict | None = None):
     """The backup page: what is stored, the export link, the import form, the copies."""
-    read_first()  # after a refused import too: counting needs no write lock
     counts = {
         "players": db.session.scalar(select(func.count(Player.id))),
         "matches": db.session.scalar(select(func.count(Match.id))),
@@ -109,7 +108,7 @@ def import_file():
     # played, so it can go on, invite the others, or delete them (a few: it is a cookie).
     for match_id in report.in_progress[-MAX_GRANTS:]:
         match = db.session.get(Match, match_id)
-        grant(match, match.player_token)
+        grant(match.id, match.player_token)
     return redirect(url_for("backup.index"), code=303)
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from flask_babel import gettext
+
 from companion import rules
 from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.document import FORMAT, VERSION, match_identity
@@ -27,8 +29,8 @@ from companion.backup.fields import (
 from companion.backup.parse import load
 from companion.derived import figures
 from companion.derived.figures import GameRow, NemesisRow
-from companion.household.players import clean_name, name_key
 from companion.rules import N_
+from companion.rules.names import clean_name, name_key
 
 
 @dataclass
@@ -146,7 +148,7 @@ def read_players(entries: list) -> list[PlayerIn]:
         try:
             data = object_with(entry, ("name", "archived", "created_at"))
             name = value_of(data, "name", str)
-            cleaned, reason = clean_name(name)  # reason: already in the page's language
+            cleaned, reason = clean_name(name, gettext)  # reason: in the page's language
             if reason is not None:
                 raise BackupError(
                     N_("“%(name)s” is not a usable name: %(reason)s"),

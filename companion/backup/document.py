@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 
 from companion.db import db
-from companion.household.players import name_key
 from companion.models import Game, Match, Play, Player, Round, RowChoice, Score, Seat, utcnow
+from companion.rules.names import name_key
 from companion.state import MatchState
 
 FORMAT = "6nimmt-companion"

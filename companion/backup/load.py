@@ -45,10 +45,9 @@ from companion import derived, rules
 from companion.backup.check import Backup, GameIn, MatchIn, PlayerIn
 from companion.backup.document import match_identity
 from companion.backup.fields import BackupError
-from companion.db import WRITE_WAIT, DatabaseBusy, db, writer_lock
+from companion.db import WRITE_WAIT, DatabaseBusy, db
 from companion.derived import figures
 from companion.derived.figures import GameRow, MatchRow, NemesisRow
-from companion.household.players import name_key
 from companion.models import (
     Game,
     GameResult,
@@ -62,6 +61,8 @@ from companion.models import (
     new_token,
 )
 from companion.rules import N_
+from companion.rules.names import name_key
+from companion.sqlite import writer_lock
 
 LOCK_BUDGET = 1.5  # seconds a phone's write may wait for an import's merge
 QUIET = 60  # seconds without a write: nobody is entering a round

@@ -34,7 +34,7 @@ from companion.backup.copies import (
     integrity_problems,
     read_only,
 )
-from companion.db import writer_lock
+from companion.sqlite import writer_lock
 
 TABLES = {"player", "match", "game", "round", "play"}  # what makes a database the companion's
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from sqlalchemy import ForeignKey, Index, UniqueConstraint, delete, insert, select
 from sqlalchemy.orm import Mapped, mapped_column
@@ -20,7 +21,7 @@ from companion import rules
 from companion.db import db
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
 from companion.models import Game, Match
-from companion.state import game_state, match_state, stored_results
+from companion.state import GameState, game_state, match_state, stored_results, sync_results
 
 
 class PlayerGameStat(db.Model):
@@ -149,12 +150,14 @@ def delete_rows(match_id: int, game_ids: Sequence[int] | None = None) -> None:
         db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
 
 
-def refresh_match(match_id: int) -> None:
+def refresh_match(match_id: int, replayed: GameState | None = None) -> None:
     """Bring a match's derived rows in line with its game results (inside the write).
 
-    Called after every write to a match: games whose results appeared or changed are
-    replayed for their figures, games that lost them (undo) lose theirs, and the match
-    rows are replaced when their values differ. Nothing is written when nothing changed.
+    Called after every write to a match that may finish or reopen a game: games whose
+    results appeared or changed are replayed for their figures (``replayed``, a game the
+    write has just replayed, is not replayed again), games that lost them (undo) lose
+    theirs, and the match rows are replaced when their values differ. Nothing is written
+    when nothing changed.
     """
     db.session.flush()
     match = db.session.get(Match, match_id)
@@ -174,8 +177,10 @@ def refresh_match(match_id: int) -> None:
     player_ids = [seat.player_id for seat in match.seats]
     games, rivals = [], []
     for game_id in fresh:
-        game = db.session.get(Game, game_id)
-        table = game_state(game, player_ids).table
+        if replayed is not None and replayed.game.id == game_id:
+            table = replayed.table
+        else:
+            table = game_state(db.session.get(Game, game_id), player_ids).table
         more_games, more_rivals = game_rows(game_id, match_id, results[game_id], table)
         games += more_games
         rivals += more_rivals
@@ -198,15 +203,19 @@ def refresh_match(match_id: int) -> None:
 
 def replayed_rows(match: Match) -> dict[str, set]:
     """A match's derived rows computed from its inputs alone (every game replayed)."""
-    state = match_state(match, replay_all=True)
+    return rows_of(match_state(match, replay_all=True))
+
+
+def rows_of(state) -> dict[str, set]:
+    """The derived rows of a match replayed from its inputs (``match_state``)."""
     games, rivals = set(), set()
     for game in state.finished_games:
-        more_games, more_rivals = game_rows(game.game.id, match.id, game.bulls, game.table)
+        more_games, more_rivals = game_rows(game.game.id, state.match.id, game.bulls, game.table)
         games.update(more_games)
         rivals.update(more_rivals)
     matches = match_rows(
-        match.id,
-        match.created_at,
+        state.match.id,
+        state.match.created_at,
         state.player_ids,
         state.end,
         [game.bulls for game in state.finished_games],
@@ -214,36 +223,44 @@ def replayed_rows(match: Match) -> dict[str, set]:
     return {"games": games, "rivals": rivals, "matches": set(matches)}
 
 
-def rebuild(check: bool, echo=print) -> tuple[int, int]:
-    """Recompute every match's derived rows from the inputs; fix them unless ``check``.
+class Rebuilt(NamedTuple):
+    """What ``rebuild`` replayed, and how much of it differed from what was stored."""
 
-    Returns (matches, differing); ``echo`` reports each differing match. Rows of a
-    match that no longer exists cannot remain: every table cascades with its match.
+    games: int
+    differing_games: int
+    matches: int
+    differing_matches: int
+
+
+def rebuild(check: bool, echo=print) -> Rebuilt:
+    """Replay every match once from its inputs: its games' results and its statistics,
+    compared with what is stored and, unless ``check``, put right (the caller commits).
+
+    ``echo`` reports each difference. Rows of a match that no longer exists cannot
+    remain: every derived table cascades with its match.
     """
-    matches = differing = 0
+    games = differing_games = matches = differing_matches = 0
     for match in db.session.scalars(select(Match).order_by(Match.id)):
+        state = match_state(match, replay_all=True)
+        for game in state.games:
+            games += 1
+            stored = {result.player_id: result.bulls for result in game.game.results}
+            wanted = game.bulls if game.finished else {}
+            if stored != wanted:
+                differing_games += 1
+                echo(f"match {match.id} game {game.number}: stored {stored}, replayed {wanted}")
+                if not check:
+                    sync_results(game)
         matches += 1
-        wanted = replayed_rows(match)
-        stored = stored_rows([match.id])
-        if wanted == stored:
-            continue
-        differing += 1
-        names = ", ".join(name for name in TABLES if wanted[name] != stored[name])
-        echo(f"match {match.id}: derived statistics differ ({names})")
-        if not check:
-            delete_rows(match.id)
-            write_rows(*(sorted(wanted[name]) for name in TABLES))
-    return matches, differing
-
-
-def rebuild_statistics(check: bool, echo=print) -> int:
-    """``flask --app companion rebuild``'s part for these tables; returns how many differ."""
-    matches, differing = rebuild(check, echo)
-    if not check:
-        db.session.commit()
-    verb = "found" if check else "rebuilt"
-    echo(f"{matches} matches' statistics replayed, {differing} {verb} differing.")
-    return differing
+        wanted_rows, stored_rows_ = rows_of(state), stored_rows([match.id])
+        if wanted_rows != stored_rows_:
+            differing_matches += 1
+            names = ", ".join(name for name in TABLES if wanted_rows[name] != stored_rows_[name])
+            echo(f"match {match.id}: derived statistics differ ({names})")
+            if not check:
+                delete_rows(match.id)
+                write_rows(*(sorted(wanted_rows[name]) for name in TABLES))
+    return Rebuilt(games, differing_games, matches, differing_matches)
 
 
 TABLES = {

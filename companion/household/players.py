@@ -7,21 +7,13 @@ from flask_babel import gettext
 from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from companion.db import db, read_first
-from companion.models import Match, Player, Seat
-from companion.rules import RuleError
-from companion.rules.names import name_key, player_name
+from companion.db import db
+from companion.models import Player, Seat
+from companion.rules.names import clean_name, name_key
+from companion.store import write_matches, writing
 from companion.web.htmx import render
 
 bp = Blueprint("players", __name__, url_prefix="/players")
-
-
-def clean_name(raw: str | None) -> tuple[str, str | None]:
-    """Return the tidied name and an error message, if the name is not acceptable."""
-    try:
-        return player_name(raw or ""), None
-    except RuleError as error:
-        return " ".join((raw or "").split()), error.message(gettext)
 
 
 def name_taken(name: str, except_id: int | None = None) -> bool:
@@ -34,7 +26,7 @@ def name_taken(name: str, except_id: int | None = None) -> bool:
 
 def check_new_name(raw: str | None, except_id: int | None = None) -> tuple[str, str | None]:
     """Return a usable, unused name and an error message if it is not."""
-    name, error = clean_name(raw)
+    name, error = clean_name(raw, gettext)
     if error is None and name_taken(name, except_id):
         error = gettext("There is already a player called %(name)s.", name=name)
     return name, error
@@ -72,8 +64,9 @@ def index():
 @bp.post("/")
 def create():
     """Add a player: checked first without the write lock, then stored briefly."""
-    read_first()
     name, error = check_new_name(request.form.get("name"))
+    if error is None and not stored(lambda: add_player(name)):
+        error = gettext("There is already a player called %(name)s.", name=name)
     if error:
         return render(
             "players/index.html",
@@ -81,16 +74,6 @@ def create():
             players=all_players(),
             form=request.form,
             errors={"name": error},
-        ), 422
-    db.session.rollback()  # the check is done: leave the read, then write briefly
-    add_player(name)
-    if not commit_or_rollback():
-        return render(
-            "players/index.html",
-            "content",
-            players=all_players(),
-            form=request.form,
-            errors={"name": gettext("There is already a player called %(name)s.", name=name)},
         ), 422
     return redirect(url_for("players.index"), code=303)
 
@@ -106,16 +89,18 @@ def edit(player_id: int):
 
 @bp.post("/<int:player_id>/name")
 def rename(player_id: int):
-    """Rename a player; their history stays theirs (checked before the write lock)."""
-    read_first()
+    """Rename a player; their history stays theirs (checked before the write lock).
+
+    The new name shows on every match they sit in at once: the rename raises those
+    matches' versions (``store.write_matches``), as any entry would.
+    """
     player = get_player(player_id)
     name, error = check_new_name(request.form.get("name"), except_id=player.id)
     if error is None:
-        db.session.rollback()  # the check is done: leave the read, then write briefly
-        player = get_player(player_id)
-        player.name, player.name_key = name, name_key(name)
-        show_on_their_matches(player.id)
-        if commit_or_rollback():
+        seated = list(db.session.scalars(select(Seat.match_id).where(Seat.player_id == player_id)))
+        renamed = update(Player).where(Player.id == player_id)
+        new_name = renamed.values(name=name, name_key=name_key(name))
+        if stored(lambda: write_matches(seated, new_name), alone=False):
             return redirect(url_for("players.index"), code=303)
         error = gettext("There is already a player called %(name)s.", name=name)
     return render(
@@ -128,47 +113,36 @@ def rename(player_id: int):
     ), 422
 
 
-def show_on_their_matches(player_id: int) -> None:
-    """Raise the version of every match the player sits in (in the caller's transaction).
-
-    Match pages are replayed and rendered once per version and kept (companion.state,
-    companion.play.live); a new version makes every page and every phone's live poll show
-    the new name at once, as any entry would.
-    """
-    seated = select(Seat.match_id).where(Seat.player_id == player_id)
-    db.session.execute(
-        update(Match)
-        .where(Match.id.in_(seated))
-        .values(version=Match.version + 1, table_version=Match.table_version + 1)
-    )
-
-
 @bp.post("/<int:player_id>/archive")
 def archive(player_id: int):
     """Archive or restore a player: archived players are not offered for new matches."""
-    player = get_player(player_id)
-    player.archived = request.form.get("archived") == "1"
-    db.session.commit()
+    get_player(player_id)
+    archived = request.form.get("archived") == "1"
+    with writing():
+        db.session.execute(update(Player).where(Player.id == player_id).values(archived=archived))
     return redirect(url_for("players.index"), code=303)
 
 
 @bp.post("/<int:player_id>/delete")
 def delete(player_id: int):
     """Delete a player who never played; one with history can only be archived."""
-    player = get_player(player_id)
-    if has_played(player):
+    if has_played(get_player(player_id)):
         abort(409)
-    db.session.delete(player)
-    db.session.commit()
+    with writing():
+        db.session.delete(get_player(player_id))
     return redirect(url_for("players.index"), code=303)
 
 
-def commit_or_rollback() -> bool:
-    """Commit; on a constraint violation (a race with another phone) roll back."""
+def stored(change, alone: bool = True) -> bool:
+    """Store a new or renamed player: ``change`` in a short write (unless it makes its
+    own, ``alone=False``); False when the name was taken meanwhile (the unique key, in a
+    race with another phone)."""
     try:
-        db.session.commit()
+        if alone:
+            with writing():
+                change()
+        else:
+            change()
     except IntegrityError:
-        db.session.rollback()
-        read_first()  # the form shown again only reads
         return False
     return True

@@ -1,4 +1,4 @@
-"""At the table: start a game, enter rounds and row choices, type scores, undo.
+"""At the table: start a game, enter rounds and row choices, type scores.
 
 Every view here checks its input against the replayed match, stores only what the
 players entered in one transaction, and answers 303 to the match page, or 422 with
@@ -12,12 +12,12 @@ from flask_babel import gettext
 from sqlalchemy import select
 
 from companion import rules
-from companion.db import db, read_first
+from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.play.blueprint import bp
 from companion.play.board import board
 from companion.state import MatchState, current_state
-from companion.store import RACED, Entry, store
+from companion.store import RACED, Change, write_match
 from companion.web.access import me, require_player
 from companion.web.htmx import render
 
@@ -62,37 +62,22 @@ def choose_row(match_id: int):
 
 
 def write(match_id: int, add):
-    """Check one entry with ``add(state, form)`` and store it, all or nothing.
+    """Check one entry with ``add(state, form)`` and store it, all or nothing, through the
+    one write path (``companion.store``): 303 to the match page, or 422 with the form."""
 
-    The check reads the match without holding the database's write lock; the entry is
-    then stored in a short write transaction that first confirms the match is still at
-    the version that was checked. When another phone wrote in between, the entry is
-    checked again against the new state (so two players sending their own cards at the
-    same moment both get in, and a second copy of the same entry is refused).
-    """
-    for _ in range(WRITE_ATTEMPTS):
-        read_first()
-        state = current_state(match_id)
+    def check(state: MatchState) -> Change:
         require_player(state.match)
-        try:
-            if state.over:
-                raise Rejected(
-                    {"form": gettext("This match has ended. Only an undo can change it.")}
-                )
-            entry = add(state, request.form)
-        except Rejected as rejected:
-            return show_with_errors(match_id, rejected.errors)
-        version, player_ids = state.version, state.player_ids
-        db.session.rollback()  # the check is done: leave the read, then write briefly
-        stored = store(match_id, version, player_ids, entry)
-        if stored is None:
-            return redirect(url_for("play.show", match_id=match_id), 303)
-        if stored == RACED:
-            break
-    return show_with_errors(match_id, {"form": race_message()})
+        if state.over:
+            raise Rejected({"form": gettext("This match has ended. Only an undo can change it.")})
+        return add(state, request.form)
 
-
-WRITE_ATTEMPTS = 10  # each retry means another phone of the table stored something
+    try:
+        stored = write_match(match_id, check)
+    except Rejected as rejected:
+        return show_with_errors(match_id, rejected.errors)
+    if stored == RACED:
+        return show_with_errors(match_id, {"form": race_message()})
+    return redirect(url_for("play.show", match_id=match_id), 303)
 
 
 def race_message() -> str:
@@ -125,7 +110,7 @@ def check_turn(state: MatchState, form, game_number: int, round_number: int | No
         )
 
 
-def add_cards_game(state: MatchState, form) -> Entry:
+def add_cards_game(state: MatchState, form) -> Change:
     """Add a cards-mode game with its four starting cards."""
     next_number = len(state.games) + 1
     if state.current is not None:
@@ -145,7 +130,7 @@ def add_cards_game(state: MatchState, form) -> Entry:
             errors[f"row{error.subject[1]}"] = translate(error)
     if errors:
         raise Rejected(errors)
-    return Entry(
+    return Change(
         [
             Game(
                 match_id=state.match.id,
@@ -160,7 +145,7 @@ def add_cards_game(state: MatchState, form) -> Entry:
     )
 
 
-def add_round(state: MatchState, form) -> Entry:
+def add_round(state: MatchState, form) -> Change:
     """Add revealed cards for the coming round, from one phone or several.
 
     Cards wait hidden (PendingCard) until every player's card is in; the last one
@@ -197,7 +182,7 @@ def add_round(state: MatchState, form) -> Entry:
     cards = check_entries(state, game, entries)
     number = game.rounds_played + 1
     if len(entered) + len(cards) < len(state.player_ids):
-        return Entry(
+        return Change(
             [
                 PendingCard(
                     game_id=game.game.id, round_number=number, player_id=player_id, card=card
@@ -210,7 +195,7 @@ def add_round(state: MatchState, form) -> Entry:
         Play(game_id=game.game.id, player_id=player_id, card=card)
         for player_id, card in [*entered.items(), *cards]
     ]
-    return Entry(
+    return Change(
         [Round(game_id=game.game.id, number=number, plays=plays)],
         clear_hidden=game.game.id,
         results=number == rules.HAND_SIZE,
@@ -264,7 +249,7 @@ def field_for(error: rules.RuleError) -> str:
     return f"card-{error.subject}" if isinstance(error.subject, int) else "form"
 
 
-def add_choice(state: MatchState, form) -> Entry:
+def add_choice(state: MatchState, form) -> Change:
     """Add the row choice the current round waits for."""
     game = state.current
     pending = game.pending if game else None
@@ -286,13 +271,13 @@ def add_choice(state: MatchState, form) -> Entry:
     round_id = db.session.scalar(
         select(Round.id).where(Round.game_id == game.game.id, Round.number == game.rounds_played)
     )
-    return Entry(
+    return Change(
         [RowChoice(round_id=round_id, player_id=pending.player, row=row)],
         results=game.rounds_played == rules.HAND_SIZE,
     )
 
 
-def add_score_game(state: MatchState, form) -> Entry:
+def add_score_game(state: MatchState, form) -> Change:
     """Add a score-only game: each player's bulls, typed or as the cards of their pile."""
     if state.current is not None:
         raise Rejected({"form": gettext("Finish the current game first.")})
@@ -305,7 +290,7 @@ def add_score_game(state: MatchState, form) -> Entry:
             errors[f"score-{player_id}"] = translate(error)
     if errors:
         raise Rejected(errors)
-    return Entry(
+    return Change(
         [Game(match_id=state.match.id, number=len(state.games) + 1, mode="scores", scores=scores)],
         results=True,
     )

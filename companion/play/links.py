@@ -14,12 +14,13 @@ import qrcode
 import qrcode.image.svg
 from flask import abort, current_app, redirect, request, session, url_for
 from markupsafe import Markup
+from sqlalchemy import update
 
-from companion.db import db, read_first
 from companion.models import MAX_ID, Match, new_token
 from companion.play.blueprint import bp
 from companion.rules import whole_number
-from companion.state import get_match
+from companion.state import MatchState, get_match
+from companion.store import Change, write_match
 from companion.web.access import ME, PLAYER, access, grant, require_player, token_level
 from companion.web.htmx import render
 from companion.web.network import lan_address
@@ -31,7 +32,7 @@ def join(match_id: int, token: str):
     match = get_match(match_id)
     if token_level(match, token) is None:
         abort(404)
-    grant(match, token)
+    grant(match.id, token)
     return redirect(url_for("play.show", match_id=match.id), 303)
 
 
@@ -55,17 +56,17 @@ def invite(match_id: int):
 @bp.post("/matches/<int:match_id>/invite/renew")
 def renew(match_id: int):
     """Give the match new links; phones that joined with the old ones are locked out."""
-    read_first()  # a phone without the player link is refused without the write lock
-    require_player(get_match(match_id))
-    db.session.rollback()
-    match = get_match(match_id)
-    require_player(match)  # again in the write: the links may have been renewed meanwhile
-    match.player_token, match.watch_token = new_token(), new_token()
-    match.version += 1
-    match.table_version += 1  # the shared replays hold the old tokens
-    db.session.commit()
-    grant(match, match.player_token)
-    return redirect(url_for("play.invite", match_id=match.id), 303)
+    tokens = new_token(), new_token()
+
+    def check(state: MatchState) -> Change:
+        require_player(state.match)  # checked again if another phone renewed meanwhile
+        player, watch = tokens
+        new_links = update(Match).where(Match.id == match_id)
+        return Change(statements=[new_links.values(player_token=player, watch_token=watch)])
+
+    write_match(match_id, check)  # raises the version: the shared replays hold the tokens
+    grant(match_id, tokens[0])
+    return redirect(url_for("play.invite", match_id=match_id), 303)
 
 
 @bp.post("/matches/<int:match_id>/me")
@@ -75,7 +76,6 @@ def choose_me(match_id: int):
     Only the phone's session changes: the match is read without the write lock, so six
     phones saying who they are do not queue behind the tables' writes.
     """
-    read_first()
     match = get_match(match_id)
     player_id = whole_number(request.form.get("player", ""), 1, MAX_ID)
     ids = {seat.player_id for seat in match.seats}

@@ -8,11 +8,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from companion import rules
-from companion.db import db, read_first
+from companion.db import db
 from companion.household.players import add_player, check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.play.blueprint import bp
 from companion.state import get_match
+from companion.store import writing
 from companion.web import present
 from companion.web.access import grant
 from companion.web.htmx import render
@@ -69,10 +70,9 @@ def tap(seats: list[Player], tapped: str) -> tuple[list[Player], dict[str, str]]
 def create():
     """Start a match: seat the players in order and fix the house rules.
 
-    The form is checked without the write lock; the match is then stored briefly (a
-    name taken meanwhile trips the unique key and is reported).
+    The form is checked without the write lock; the match is then stored in a short
+    write (a name taken meanwhile trips the unique key and is reported).
     """
-    read_first()
     seats, new_name, errors = read_seats(request.form)
     # The seats are tapped, not typed: a wrong one is shown by the seating as a whole.
     seat_errors = [errors.pop(key) for key in sorted(errors) if key.startswith("seat_")]
@@ -88,20 +88,17 @@ def create():
         errors["deck"] = gettext("The pro variant is for 2 to 6 players.")
     if errors:
         return new_match_form(errors), 422
-    db.session.rollback()  # the check is done: leave the read, then write briefly
-    match = Match(end_kind=end.kind, end_value=end.value, pro=pro)
-    players = [db.session.get(Player, player_id) for player_id in seats]
-    if new_name:
-        players.append(add_player(new_name))
-    match.seats = [Seat(player=player, position=index) for index, player in enumerate(players, 1)]
-    db.session.add(match)
     try:
-        db.session.commit()
+        with writing():
+            match = Match(end_kind=end.kind, end_value=end.value, pro=pro)
+            players = [db.session.get(Player, player_id) for player_id in seats]
+            if new_name:
+                players.append(add_player(new_name))
+            match.seats = [Seat(player=p, position=index) for index, p in enumerate(players, 1)]
+            db.session.add(match)
     except IntegrityError:
-        db.session.rollback()
-        read_first()  # the form shown again only reads
         return new_match_form({"new_player": gettext("That name was just taken.")}), 422
-    grant(match, match.player_token)  # the phone that starts a match holds its player link
+    grant(match.id, match.player_token)  # the phone that starts a match holds its player link
     return redirect(url_for("play.show", match_id=match.id), code=303)
 
 
@@ -164,9 +161,10 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
 def rematch(match_id: int):
     """Start a new match with the same seats and house rules, in one tap."""
     old = get_match(match_id)
-    match = Match(end_kind=old.end_kind, end_value=old.end_value, pro=old.pro)
-    match.seats = [Seat(player_id=seat.player_id, position=seat.position) for seat in old.seats]
-    db.session.add(match)
-    db.session.commit()
-    grant(match, match.player_token)  # like a new match: this phone holds its player link
+    rules_, seats = (old.end_kind, old.end_value, old.pro), [seat.player_id for seat in old.seats]
+    with writing():
+        match = Match(end_kind=rules_[0], end_value=rules_[1], pro=rules_[2])
+        match.seats = [Seat(player_id=pid, position=index) for index, pid in enumerate(seats, 1)]
+        db.session.add(match)
+    grant(match.id, match.player_token)  # like a new match: this phone holds its player link
     return redirect(url_for("play.show", match_id=match.id), code=303)

@@ -2,115 +2,124 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from flask import redirect, request, url_for
 from flask_babel import gettext, ngettext
+from sqlalchemy import delete, select
 
-from companion.db import db, read_first
+from companion.db import db
+from companion.models import Game, PendingCard, Play, Round, RowChoice
 from companion.play.blueprint import bp
 from companion.play.entry import race_message, show_with_errors
-from companion.state import MatchState, get_match, match_state
-from companion.store import RACED, save
+from companion.state import MatchState, current_state
+from companion.store import RACED, Change, write_match
 from companion.web.access import require_player
 from companion.web.htmx import render
 
 
 class LastInput(NamedTuple):
-    """The most recent entry of a match: what it is, in words, and its row."""
+    """The most recent entry of a match: what it is, in words, and how to take it back."""
 
     key: str  # names this exact entry, so a second tap cannot undo one more
     text: str
-    entry: Any
+    change: Change  # deletes it (the rows below it go with it: ON DELETE CASCADE)
+
+
+class StaleUndo(Exception):
+    """The entry the player confirmed is no longer the last one (a double tap, a phone)."""
+
+    def __init__(self, state: MatchState, last: LastInput | None):
+        super().__init__(last.key if last else None)
+        self.state = state
+        self.last = last
 
 
 def last_input(state: MatchState) -> LastInput | None:
-    """Return the newest entry: a row choice, a round, a game's start or typed scores."""
+    """Return the newest entry: a row choice, a round, hidden cards, a game's start or
+    typed scores. Reads the replayed match and, for the ids to delete, a few rows."""
     if not state.games:
         return None
     game = state.games[-1]
-    number = game.number
+    number, game_id = game.number, game.game.id
     if game.game.mode == "scores":
-        return LastInput(
-            f"game:{game.game.id}",
-            gettext("the typed scores of game %(game)d", game=number),
-            game.game,
-        )
+        text = gettext("the typed scores of game %(game)d", game=number)
+        return LastInput(f"game:{game_id}", text, deleting(Game, game_id))
     if game.entered:
-        return LastInput(
-            f"entered:{game.game.id}:{len(game.entered)}",
-            ngettext(
-                "the %(num)d card entered so far for round %(round)d",
-                "the %(num)d cards entered so far for round %(round)d",
-                len(game.entered),
-                round=game.rounds_played + 1,
-            ),
-            game.game.pending_cards,
+        count = len(game.entered)
+        text = ngettext(
+            "the %(num)d card entered so far for round %(round)d",
+            "the %(num)d cards entered so far for round %(round)d",
+            count,
+            round=game.rounds_played + 1,
         )
-    if not game.game.rounds:
+        change = Change(deletes=[delete(PendingCard).where(PendingCard.game_id == game_id)])
+        return LastInput(f"entered:{game_id}:{count}", text, change)
+    if not game.rounds_played:
         cards = ", ".join(str(card) for card in game.game.starting)
-        return LastInput(
-            f"game:{game.game.id}",
-            gettext(
-                "the start of game %(game)d (starting cards %(cards)s)", game=number, cards=cards
-            ),
-            game.game,
+        text = gettext(
+            "the start of game %(game)d (starting cards %(cards)s)", game=number, cards=cards
         )
-    round_ = game.game.rounds[-1]
-    if round_.choices:
-        choice = round_.choices[-1]
-        return LastInput(
-            f"choice:{choice.id}",
-            gettext(
-                "%(player)s's choice of row %(row)d in round %(round)d",
-                player=state.name(choice.player_id),
-                row=choice.row,
-                round=round_.number,
-            ),
-            choice,
+        return LastInput(f"game:{game_id}", text, deleting(Game, game_id))
+    round_id = db.session.scalar(
+        select(Round.id).where(Round.game_id == game_id, Round.number == game.rounds_played)
+    )
+    choice = db.session.execute(
+        select(RowChoice.id, RowChoice.player_id, RowChoice.row)
+        .where(RowChoice.round_id == round_id)
+        .order_by(RowChoice.id.desc())
+        .limit(1)
+    ).first()
+    if choice is not None:
+        text = gettext(
+            "%(player)s's choice of row %(row)d in round %(round)d",
+            player=state.name(choice.player_id),
+            row=choice.row,
+            round=game.rounds_played,
         )
-    cards = ", ".join(
-        f"{state.name(play.player_id)} {play.card}"
-        for play in sorted(round_.plays, key=lambda play: play.card)
+        return LastInput(f"choice:{choice.id}", text, deleting(RowChoice, choice.id))
+    plays = db.session.execute(
+        select(Play.player_id, Play.card).where(Play.round_id == round_id).order_by(Play.card)
     )
-    return LastInput(
-        f"round:{round_.id}",
-        gettext(
-            "round %(round)d of game %(game)d (%(cards)s)",
-            round=round_.number,
-            game=number,
-            cards=cards,
-        ),
-        round_,
+    cards = ", ".join(f"{state.name(player_id)} {card}" for player_id, card in plays)
+    text = gettext(
+        "round %(round)d of game %(game)d (%(cards)s)",
+        round=game.rounds_played,
+        game=number,
+        cards=cards,
     )
+    return LastInput(f"round:{round_id}", text, deleting(Round, round_id))
 
 
-def undo_input(state: MatchState, last: LastInput) -> None:
-    """Delete the entry in the session (the caller commits)."""
-    entries = last.entry if isinstance(last.entry, list) else [last.entry]
-    for entry in entries:
-        db.session.delete(entry)
+def deleting(model, row_id: int) -> Change:
+    """The change that deletes one row (and, by the database's cascade, what hangs on it);
+    the game it touches may reopen or finish, so results are refreshed."""
+    return Change(deletes=[delete(model).where(model.id == row_id)], results=True)
 
 
 @bp.get("/matches/<int:match_id>/undo")
 def confirm_undo(match_id: int):
     """Ask before undoing the last thing entered (works without JavaScript)."""
-    state = match_state(get_match(match_id))
+    state = current_state(match_id)
     return render("matches/undo.html", "undo", state=state, last=last_input(state))
 
 
 @bp.post("/matches/<int:match_id>/undo")
 def undo(match_id: int):
     """Undo the last thing entered, if it is still the one the player confirmed."""
-    read_first()  # a phone without the player link is refused without the write lock
-    require_player(get_match(match_id))
-    db.session.rollback()
-    state = match_state(get_match(match_id))
-    require_player(state.match)
-    last = last_input(state)
-    if last is None or request.form.get("expect") != last.key:
-        return render("matches/undo.html", "undo", state=state, last=last, stale=True), 409
-    undo_input(state, last)
-    if save(state) == RACED:
+
+    def check(state: MatchState) -> Change:
+        require_player(state.match)
+        last = last_input(state)
+        if last is None or request.form.get("expect") != last.key:
+            raise StaleUndo(state, last)
+        return last.change
+
+    try:
+        stored = write_match(match_id, check)
+    except StaleUndo as stale:
+        page = render("matches/undo.html", "undo", state=stale.state, last=stale.last, stale=True)
+        return page, 409
+    if stored == RACED:
         return show_with_errors(match_id, {"form": race_message()})
     return redirect(url_for("play.show", match_id=match_id), 303)

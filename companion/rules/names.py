@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from companion.rules.cards import N_
+from companion.rules.cards import N_, Gettext, _identity
 from companion.rules.checks import RuleError
 
 MAX_NAME = 30
@@ -34,3 +34,11 @@ def player_name(value: Any, subject: Any = None) -> str:
 def name_key(name: str) -> str:
     """The key under which names are the same player, whatever their case."""
     return unicodedata.normalize("NFKC", name).casefold()
+
+
+def clean_name(raw: str | None, gettext: Gettext = _identity) -> tuple[str, str | None]:
+    """The tidied name, and why it cannot be a name (in ``gettext``'s language) or None."""
+    try:
+        return player_name(raw or ""), None
+    except RuleError as error:
+        return " ".join((raw or "").split()), error.message(gettext)

@@ -47,10 +47,10 @@ def level_for(player_token: str, watch_token: str, token: object) -> str | None:
     return None
 
 
-def grant(match: Match, token: str) -> None:
+def grant(match_id: int, token: str) -> None:
     """Remember on this phone the link it opened (or created) for the match."""
     links = dict(session.get(LINKS, {}))
-    links[str(match.id)] = token
+    links[str(match_id)] = token
     session[LINKS] = links
 
 

@@ -1,0 +1,265 @@
+"""What SQLite needs, and only SQLite: every hook here does nothing on another database.
+
+- Each connection: foreign keys on, write-ahead logging (phones read while one writes),
+  and a connection opened while the file could not be written is replaced once it can.
+- A write transaction (``companion.store.writing`` sets ``db.WRITE``) begins with BEGIN
+  IMMEDIATE, after queueing on a writer lock: threads on a thread lock, the server's
+  worker processes on a file lock beside the database, each for WRITE_WAIT at most.
+- Server processes checkpoint the write-ahead log from a thread of their own.
+"""
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+
+try:
+    import fcntl
+except ImportError:  # Windows: one server process, the thread lock is enough
+    fcntl = None
+
+from flask import Flask, current_app
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.pool import Pool
+
+from companion.db import WRITE, WRITE_WAIT, DatabaseBusy, DatabaseUnavailable, db
+
+# Named constraints let Alembic's SQLite batch mode drop and alter them later.
+logger = logging.getLogger(__name__)
+
+
+@event.listens_for(Engine, "connect")
+def _configure_sqlite(dbapi_connection, connection_record) -> None:
+    """Foreign keys on (SQLite ignores them unless asked per connection), and WAL.
+
+    Write-ahead logging lets phones read the match while another phone writes, and
+    commits with one sync instead of two; it stays durable (synchronous stays FULL).
+    """
+    if isinstance(dbapi_connection, sqlite3.Connection):
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        if _checkpoints["background"]:
+            cursor.execute("PRAGMA wal_autocheckpoint=0")
+        path = cursor.execute("PRAGMA database_list").fetchone()[2]
+        cursor.close()
+        # Let SQLAlchemy say BEGIN itself (below) instead of the driver's own guess.
+        dbapi_connection.isolation_level = None
+        if path and not writable(path):
+            connection_record.info[OPENED_READ_ONLY] = path
+
+
+OPENED_READ_ONLY = "companion_opened_read_only"
+
+
+def writable(path: str) -> bool:
+    """True when this process may write the database file and its folder (for the WAL)."""
+    return os.access(path, os.W_OK) and os.access(os.path.dirname(path) or ".", os.W_OK)
+
+
+@event.listens_for(Pool, "checkout")
+def _reopen_once_writable(_dbapi_connection, connection_record, _proxy) -> None:
+    """Replace a connection opened while the database could not be written, once it can.
+
+    SQLite opens such a file read-only, for good: kept in the pool, that connection would
+    refuse every write (503) long after the folder is writable again.
+    """
+    path = connection_record.info.get(OPENED_READ_ONLY)
+    if path and writable(path):
+        raise DisconnectionError("the database can be written again: reconnect")
+
+
+@event.listens_for(Engine, "begin")
+def _begin_sqlite(connection) -> None:
+    """Begin a write transaction with BEGIN IMMEDIATE, so it takes the write lock up front.
+
+    Only a transaction asked for as a write (``companion.store.writing``) does: with a
+    deferred BEGIN, two phones could both read the same round and one would fail to
+    upgrade to a writer ("database is locked"); IMMEDIATE makes the second wait its
+    turn instead, then read the first one's result. Reads keep a plain BEGIN and never
+    wait.
+
+    The wait is bounded by the WRITE_WAIT setting: past it, ``DatabaseBusy`` (a 503
+    asking to send again, ``companion.web.faults``) rather than a phone left hanging.
+    """
+    if connection.dialect.name != "sqlite":
+        return
+    if not connection.get_execution_options().get(WRITE):
+        if connection.info.pop(SHORTENED, False):  # a write before shortened SQLite's wait
+            connection.exec_driver_sql(f"PRAGMA busy_timeout = {READ_WAIT * 1000:.0f}")
+        connection.exec_driver_sql("BEGIN")
+        return
+    wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
+    deadline = time.monotonic() + wait
+    # Writers queue on a lock first: SQLite's own wait polls in sleeps of up to 100 ms,
+    # which makes a busy table feel slow. Other programs (the CLI) meet SQLite's lock.
+    writer = writer_lock(connection.engine.url.database)
+    try:
+        acquired = writer.acquire(timeout=wait)
+    except OSError as error:  # the lock file cannot be opened: a read-only or full disk
+        raise DatabaseUnavailable(str(error)) from error
+    if not acquired:
+        raise DatabaseBusy(f"another write held the writer lock for {wait:g} s")
+    connection.info["writer"] = writer
+    try:
+        # What is left of the wait is SQLite's, for a writer outside this server.
+        left = max(0, round((deadline - time.monotonic()) * 1000))
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {left}")
+        connection.info[SHORTENED] = True
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    except Exception:
+        _release_writer(connection)
+        raise
+
+
+WRITER_WAIT = 30  # seconds a write outside a request (an import's merge) may wait
+
+
+READ_WAIT = 5  # seconds SQLite waits for a read (the driver's default), rarely needed in WAL
+
+
+SHORTENED = "companion_busy_timeout_shortened"
+
+
+FLOCK_POLL = 0.002  # seconds between tries of another process's writer lock
+
+
+class WriterLock:
+    """Where one database's writers queue, each waiting until a deadline at most.
+
+    Threads of a process queue on a thread lock, woken the moment the writer before is
+    done; the server's worker processes then on a file lock beside the database
+    (``flock``, which the kernel releases if a process dies). ``flock`` has no timeout,
+    so a process tries it without blocking every FLOCK_POLL seconds: the lock is
+    held for milliseconds, and the deadline is kept. Without ``fcntl`` (Windows) there
+    is one process, and the thread lock.
+    """
+
+    def __init__(self, path: str | None):
+        self.threads = threading.Lock()
+        self.path = f"{path}.writer" if fcntl and path and path != ":memory:" else None
+        self.file: int | None = None
+
+    def acquire(self, timeout: float) -> bool:
+        """Wait for the turn to write; False after ``timeout`` seconds in all.
+
+        The file is opened for each write and closed after it: a test run opens
+        hundreds of databases, and an idle process keeps no descriptor.
+        """
+        deadline = time.monotonic() + timeout
+        if not self.threads.acquire(timeout=timeout):
+            return False
+        if self.path:
+            try:
+                self.file = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                if not self._flock(deadline):
+                    self.release()
+                    return False
+            except OSError:
+                self.release()
+                raise
+        return True
+
+    def _flock(self, deadline: float) -> bool:
+        """Take the file lock, trying again until ``deadline``."""
+        while True:
+            try:
+                fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(FLOCK_POLL)
+
+    def release(self) -> None:
+        """Let the next writer in (closing the file releases its lock)."""
+        if self.file is not None:
+            os.close(self.file)
+            self.file = None
+        self.threads.release()
+
+
+_writers: dict[str | None, WriterLock] = {}
+
+
+_writers_lock = threading.Lock()
+
+
+def writer_lock(path: str | None) -> WriterLock:
+    """The writer lock of the database at ``path``, one per process."""
+    with _writers_lock:
+        return _writers.setdefault(path, WriterLock(path))
+
+
+def _forget_writer_locks() -> None:
+    """A forked worker opens its own lock files: a shared one would not exclude."""
+    _writers.clear()
+
+
+@event.listens_for(Engine, "commit")
+@event.listens_for(Engine, "rollback")
+def _release_writer(connection) -> None:
+    """Let the next writer in once a write transaction ends."""
+    writer = connection.info.pop("writer", None)
+    if writer is not None:
+        writer.release()
+
+
+_checkpoints = {"background": False}
+
+
+CHECKPOINT_EVERY = 1.0  # seconds between checkpoints of a server process
+
+
+def checkpoint_in_background(app) -> threading.Thread:
+    """Copy the write-ahead log into the database from a thread of its own (the server).
+
+    By default SQLite checkpoints inside the commit that takes the log past 1,000
+    pages. While phones read all the time the log cannot start over, so every commit
+    then tried again: inside the write lock that the other phones' writes wait for.
+    A server process instead checkpoints once a second, outside any write; the other
+    processes (the CLI, tests) keep SQLite's default.
+    """
+    _checkpoints["background"] = True
+    with app.app_context():
+        engine = db.engine
+    thread = threading.Thread(
+        target=_checkpoint_forever, args=(engine,), daemon=True, name="checkpoints"
+    )
+    thread.start()
+    return thread
+
+
+def _checkpoint_forever(engine) -> None:
+    """Checkpoint every CHECKPOINT_EVERY seconds, as far as the readers allow (PASSIVE)."""
+    failing = None
+    while True:
+        time.sleep(CHECKPOINT_EVERY)
+        try:
+            checkpoint(engine)
+        except Exception as error:  # a busy, read-only or full database: try again later
+            if str(error) != failing:  # once per kind of failure, not every second
+                logger.warning("checkpoint failed: %s", error)
+            failing = str(error)
+        else:
+            failing = None
+
+
+def checkpoint(engine) -> None:
+    """One PASSIVE checkpoint, outside any transaction (it waits for nobody)."""
+    connection = engine.raw_connection()
+    try:
+        connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    finally:
+        connection.close()
+
+
+os.register_at_fork(after_in_child=_forget_writer_locks)
+
+
+def init_app(app: Flask) -> None:
+    """Nothing to attach: importing this module registered its hooks (see above)."""
+    app.extensions["companion.sqlite"] = True
