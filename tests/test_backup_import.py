@@ -67,10 +67,10 @@ def test_a_merge_that_fails_midway_leaves_nothing(app, client, document, monkeyp
     before = snapshot(app)
     statement = load.merge_statement
 
-    def failing(model):
+    def failing(model, *args):
         if model is load.derived.PlayerMatchStat:  # the last table: the rest is written
             raise RuntimeError("the power went out")
-        return statement(model)
+        return statement(model, *args)
 
     monkeypatch.setattr(load, "merge_statement", failing)
     with app.app_context(), pytest.raises(RuntimeError):
@@ -95,10 +95,10 @@ from companion.backup import apart, load
 from companion.backup.check import read_backup
 
 statement = load.merge_statement
-def crash(model):
+def crash(model, *args):
     if model is load.derived.PlayerGameStat:  # plays and all are in, not committed
         os._exit(9)
-    return statement(model)
+    return statement(model, *args)
 load.merge_statement = crash
 app = create_app(testing_config({database!r}))
 with app.app_context():

@@ -20,6 +20,7 @@ from companion.backup.fields import (
     BackupError,
     cards_of,
     object_with,
+    paused_gc,
     shown,
     time_of,
     value_of,
@@ -79,6 +80,12 @@ class Backup:
 
 def read_backup(raw: bytes) -> Backup:
     """Check a whole backup file; return it ready to import, or raise BackupError."""
+    with paused_gc():
+        return read_document(raw)
+
+
+def read_document(raw: bytes) -> Backup:
+    """The checking itself (see ``read_backup``)."""
     data = read_header(raw)
     time_of(data, "exported_at")
     players = read_players(value_of(data, "players", list))
