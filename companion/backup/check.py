@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from companion import figures, rules
-from companion.backup.bulk import NotQuick, quick_rounds
+from companion.backup.bulk import NotQuick, Replay, quick_rounds
 from companion.backup.document import FORMAT, VERSION, match_identity
 from companion.backup.fields import (
     BackupError,
@@ -251,16 +252,16 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
     """Replay the rounds through the rules; a missing row choice only in the last one."""
     try:
-        game.rounds, results = quick_rounds(game.starting, entries, seats, deck)
+        game.rounds, replay = quick_rounds(game.starting, entries, seats, deck)
     except NotQuick:
-        game.rounds, results = careful_rounds(game.starting, entries, seats, deck)
-    if len(results) == rules.HAND_SIZE and results[-1].pending is None:
+        game.rounds, replay = careful_rounds(game.starting, entries, seats, deck)
+    if replay.finished:
         bulls = dict.fromkeys(seats, 0)
-        for result in results:
-            for step in result.steps:
+        for steps in replay.steps:
+            for step in steps:
                 if step.bulls:  # most cards are placed, taking nothing
                     bulls[step.player] += step.bulls
-        finish(game, bulls, rules.GameState(results[-1].rows, {}, tuple(results)))
+        finish(game, bulls, replay.state())
     return game
 
 
@@ -302,9 +303,9 @@ def careful_rounds(starting: list[int], entries: list, seats: list[str], deck: i
         except BackupError as error:
             raise error.at(N_("round %(number)d"), number=number) from None
         rounds.append((cards, choices))
-        results.append(result)
+        results.append(result.steps)
         played.update(cards)
-    return rounds, results
+    return rounds, Replay(tuple(results), table.rows, table.pending)
 
 
 def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> rules.RoundResult:
@@ -378,13 +379,22 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                     N_("%(player)s's score must be a number of bulls or a list of cards."),
                     player=player,
                 )
-            try:
-                results[player] = rules.parse_bulls(entry, deck)
-            except rules.RuleError as error:
-                raise BackupError(error.template, **error.params) from None
+            if 0 <= entry <= most_bulls(deck):
+                results[player] = entry  # as parse_bulls takes it, without the text round trip
+            else:
+                try:
+                    rules.parse_bulls(entry, deck)  # refuses it, in its own words
+                except rules.RuleError as error:
+                    raise BackupError(error.template, **error.params) from None
         game.scores.append(entry)
     finish(game, results, None)
     return game
+
+
+@cache
+def most_bulls(deck: int) -> int:
+    """The bulls of a whole deck: the most one player can take in a game."""
+    return rules.pile_bulls(range(1, deck + 1))
 
 
 def check_distinct(matches: list[MatchIn]) -> None:
