@@ -245,7 +245,7 @@ def test_the_quick_check_accepts_only_what_the_careful_one_accepts(seed, players
 @pytest.mark.app_config(IMPORT_APART_FROM=0)
 def test_a_big_file_is_imported_by_a_helper_process(app, client, document, monkeypatch):
     calls = []
-    monkeypatch.setattr(apart, "import_backup", lambda *args: calls.append(args))  # not here
+    monkeypatch.setattr(apart, "check_and_import", lambda *args: calls.append(args))  # not here
     response = upload(client, document)
     assert response.status_code == 303
     assert calls == []  # the helper did the work, in its own process

@@ -12,9 +12,12 @@ raises ``NotQuick`` and goes the careful way, which finds the problem and words 
 from __future__ import annotations
 
 from itertools import chain, repeat
+from operator import attrgetter
 from typing import NamedTuple
 
 from companion import rules
+
+ACTION = attrgetter("action")
 
 
 class NotQuick(Exception):
@@ -38,9 +41,8 @@ class Replay(NamedTuple):
 
         The rows between rounds are not kept (nothing of the import needs them).
         """
-        return rules.GameState(
-            self.rows, {}, tuple(rules.RoundResult(steps, (), None) for steps in self.steps)
-        )
+        rounds = tuple(rules.RoundResult._make((steps, (), None)) for steps in self.steps)
+        return rules.GameState(self.rows, {}, rounds)
 
 
 def quick_rounds(
@@ -78,7 +80,7 @@ def all_used(table: rules.Table, choices: dict[str, int]) -> bool:
     """
     if table.pending is not None:
         return rules.unused_choice(table.round_result(), choices) is None
-    return len(choices) == sum(step.action == rules.TOO_LOW for step in table.steps)
+    return len(choices) == list(map(ACTION, table.steps)).count(rules.TOO_LOW)
 
 
 def round_entry(entry, seats: list[str]) -> tuple[list, dict[str, int]]:

@@ -193,12 +193,16 @@ def read_match(entry: Any, names: set[str]) -> MatchIn:
     seats = read_seats(value_of(data, "seats", list), names, pro)
     deck = rules.deck_size(len(seats), pro)
     games: list[GameIn] = []
+    totals = dict.fromkeys(seats, 0)  # the finished games' bulls so far
     for number, game_data in enumerate(value_of(data, "games", list), 1):
         try:
-            check_can_follow(games, seats, end)
-            games.append(read_game(game_data, seats, deck))
+            check_can_follow(games, totals, end)
+            game = read_game(game_data, seats, deck)
         except BackupError as error:
             raise error.at(N_("game %(number)d"), number=number) from None
+        games.append(game)
+        for player, bulls in (game.results or {}).items():
+            totals[player] += bulls
     return MatchIn(created_at, end, pro, seats, games)
 
 
@@ -218,14 +222,17 @@ def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
     return seats
 
 
-def check_can_follow(games: list[GameIn], seats: list[str], end: rules.EndCondition) -> None:
-    """Refuse a game after an unfinished one, or after the match has ended."""
+def check_can_follow(games: list[GameIn], totals: dict[str, int], end: rules.EndCondition) -> None:
+    """Refuse a game after an unfinished one, or after the match has ended.
+
+    ``totals`` are the bulls of the games so far (what ``rules.standing`` would sum
+    again for every game).
+    """
     if games and games[-1].results is None:
         raise BackupError(
             N_("Game %(number)d is not finished, so no game can follow it."), number=len(games)
         )
-    standing = rules.standing(seats, [game.results for game in games], end)
-    if standing.over:
+    if end.is_met(totals, len(games)):
         raise BackupError(
             N_("The match ended after game %(number)d; nothing can follow it."), number=len(games)
         )

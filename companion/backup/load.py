@@ -52,7 +52,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from companion import derived
 from companion.backup import engines
-from companion.backup.check import Backup, MatchIn
+from companion.backup.check import Backup, MatchIn, read_backup
 from companion.backup.document import match_identity
 from companion.backup.fields import BackupError, paused_gc
 from companion.backup.rows import (
@@ -108,6 +108,16 @@ class Report:
 
 
 Waiting = Callable[[float], None]
+
+
+def check_and_import(raw: bytes, waiting: Waiting | None = None) -> Report:
+    """Check a backup file's bytes and import them (see ``import_backup``).
+
+    One pause of the garbage collector covers both: between them it would walk every
+    object of the checked file once (half a second for 5,000 matches).
+    """
+    with paused_gc():
+        return import_backup(read_backup(raw), waiting)
 
 
 def import_backup(backup: Backup, waiting: Waiting | None = None) -> Report:
@@ -196,23 +206,23 @@ class Import:
         try:
             counts = {model.__table__: self.counts[kind] for model, kind in OWN_IDS.items()}
             reserved = engines.postgresql_reserve_ids(connection, counts)
-            with engines.turn_to_write(connection), connection.begin():
-                added, statement = add_players(tables)
-                self.report.players_added = connection.scalar(added)
-                connection.execute(statement)
-                connection.execute(map_players(tables))
-                offsets = {
-                    kind: reserved[model.__table__]
-                    if reserved is not None
-                    else connection.scalar(select(func.coalesce(func.max(model.id), 0)))
-                    for model, kind in OWN_IDS.items()
-                }
-                for model in COPIED:
-                    connection.execute(merge_statement(model, tables, offsets))
+            with engines.turn_to_write(connection):
+                with connection.begin():
+                    added, statement = add_players(tables)
+                    self.report.players_added = connection.scalar(added)
+                    connection.execute(statement)
+                    connection.execute(map_players(tables))
+                    offsets = {
+                        kind: reserved[model.__table__]
+                        if reserved is not None
+                        else connection.scalar(select(func.coalesce(func.max(model.id), 0)))
+                        for model, kind in OWN_IDS.items()
+                    }
+                    for model in COPIED:
+                        connection.execute(merge_statement(model, tables, offsets))
+                self.report.merge_seconds = time.monotonic() - started  # committed
         except (IntegrityError, OperationalError, engines.Busy):
             raise busy() from None
-        finally:
-            self.report.merge_seconds = time.monotonic() - started
         return offsets["match"]
 
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from itertools import chain, repeat
 from typing import Any
 
-from companion import derived, figures, rules
+from companion import derived, figures
 from companion.backup.check import GameIn, MatchIn, PlayerIn
 from companion.figures import GameRow, MatchRow, NemesisRow
 from companion.models import Game, Match, Play, Round, RowChoice, Score, Seat, new_token
@@ -93,11 +93,9 @@ class Rows:
             if game.results is not None:
                 numbers = self.numbers
                 finished.append({numbers[name]: bulls for name, bulls in game.results.items()})
-        self.rows[derived.PlayerMatchStat].extend(
-            (*row[:2], started, *row[3:])
-            for row in figures.match_rows(match_id, match.created_at, seats, end, finished)
-        )
-        if len(finished) < len(match.games) or not rules.standing(seats, finished, end).over:
+        rows = figures.match_rows(match_id, match.created_at, seats, end, finished)
+        self.rows[derived.PlayerMatchStat].extend((*row[:2], started, *row[3:]) for row in rows)
+        if len(finished) < len(match.games) or not rows or not rows[0].finished:
             self.in_progress.append(match_id)
 
     def add_game(self, match_id: int, number: int, game: GameIn, seats: list[int]) -> None:
@@ -137,7 +135,7 @@ class Rows:
         # One zip for the whole game: round ids each repeated once per seat.
         self.rows[Play].extend(
             zip(
-                chain.from_iterable(repeat(round_id, len(seats)) for round_id in ids),
+                chain.from_iterable(map(repeat, ids, repeat(len(seats)))),
                 repeat(game_id),
                 chain.from_iterable(repeat(seats, len(rounds))),
                 chain.from_iterable(cards for cards, _ in rounds),
