@@ -18,15 +18,17 @@ from conftest import TESTS, make_app
 from driver import add_players, choose, pending_of, start_match
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_backup import export, household, shifted, snapshot, upload
+from sqlalchemy import insert, select
+from test_backup import export, household, shifted, snapshot, upload, without_time
 from test_browser_history import simulated_game
 
-from companion.backup import apart, load
+from companion import derived
+from companion.backup import apart, engines, load
 from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.check import careful_rounds, read_backup
 from companion.backup.fields import BackupError
 from companion.db import db
-from companion.models import Match
+from companion.models import Match, Player
 from companion.sqlite import writer_lock
 
 
@@ -68,10 +70,10 @@ def test_a_merge_that_fails_midway_leaves_nothing(app, client, document, monkeyp
     before = snapshot(app)
     statement = load.merge_statement
 
-    def failing(model):
+    def failing(model, *args):
         if model is load.derived.PlayerMatchStat:  # the last table: the rest is written
             raise RuntimeError("the power went out")
-        return statement(model)
+        return statement(model, *args)
 
     monkeypatch.setattr(load, "merge_statement", failing)
     with app.app_context(), pytest.raises(RuntimeError):
@@ -96,10 +98,10 @@ from companion.backup import apart, load
 from companion.backup.check import read_backup
 
 statement = load.merge_statement
-def crash(model):
+def crash(model, *args):
     if model is load.derived.PlayerGameStat:  # plays and all are in, not committed
         os._exit(9)
-    return statement(model)
+    return statement(model, *args)
 load.merge_statement = crash
 app = create_app(testing_config({database!r}))
 with app.app_context():
@@ -244,7 +246,7 @@ def test_the_quick_check_accepts_only_what_the_careful_one_accepts(seed, players
 @pytest.mark.app_config(IMPORT_APART_FROM=0)
 def test_a_big_file_is_imported_by_a_helper_process(app, client, document, monkeypatch):
     calls = []
-    monkeypatch.setattr(apart, "import_backup", lambda *args: calls.append(args))  # not here
+    monkeypatch.setattr(apart, "check_and_import", lambda *args: calls.append(args))  # not here
     response = upload(client, document)
     assert response.status_code == 303
     assert calls == []  # the helper did the work, in its own process
@@ -266,4 +268,54 @@ def test_a_helper_that_dies_imports_nothing_and_says_so(app, client, document, m
     response = upload(client, document)
     assert response.status_code == 422
     assert "The import stopped before it was done" in response.get_data(as_text=True)
+    assert snapshot(app) == before
+
+
+# --- the same import on any database ----------------------------------------------------
+
+
+def foreign_key_problems(app) -> list:
+    """SQLite's own check of every foreign key in the database."""
+    with app.app_context():
+        raw = db.engine.raw_connection()
+        try:
+            return raw.driver_connection.execute("PRAGMA foreign_key_check").fetchall()
+        finally:
+            raw.close()
+
+
+def test_the_neutral_copy_gives_what_the_sqlite_shortcut_gives(app, tmp_path, monkeypatch):
+    source = make_app(tmp_path / "source.sqlite").test_client()
+    household(source)
+    document = export(source)
+    shortcut = make_app(tmp_path / "shortcut.sqlite")
+    assert upload(shortcut.test_client(), document).status_code == 303
+    with shortcut.app_context():
+        derived_rows = derived.stored_rows()
+    monkeypatch.setitem(engines.SQLITE_SHORTCUTS, "foreign_keys_off", False)
+    assert upload(app.test_client(), document).status_code == 303
+    for installation in (app, shortcut):  # the same inputs, the same derived rows
+        assert without_time(export(installation.test_client())) == without_time(document)
+        with installation.app_context():
+            assert derived.stored_rows() == derived_rows
+    assert foreign_key_problems(app) == foreign_key_problems(shortcut) == []
+    result = app.test_cli_runner().invoke(args=["rebuild", "--check"])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_neutral_copy_has_its_keys_checked(app, client, document, monkeypatch):
+    monkeypatch.setitem(engines.SQLITE_SHORTCUTS, "foreign_keys_off", False)
+
+    def astray(tables):  # every player of the file mapped to an id nobody has
+        staged = tables[Player]
+        wrong = select(staged.c.number, Player.id + 1000).join(
+            Player, Player.name_key == staged.c.name_key
+        )
+        return insert(tables["ids"]).from_select(["number", "id"], wrong)
+
+    monkeypatch.setattr(load, "map_players", astray)
+    before = snapshot(app)
+    response = upload(client, document)
+    assert response.status_code == 422
+    assert "The database changed or was busy during the import" in response.get_data(as_text=True)
     assert snapshot(app) == before

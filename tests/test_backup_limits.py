@@ -3,6 +3,7 @@
 import copy
 import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ from conftest import make_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_backup import export, household, shifted, snapshot, upload
+
+from companion.backup import parse
 
 HOLE = "@@hole@@"
 
@@ -215,3 +218,24 @@ def test_the_fixture_file_itself_imports(home, tmp_path):
     _app, _client, document = home
     other = make_app(Path(tmp_path) / "other.sqlite").test_client()
     assert upload(other, document).status_code == 303
+
+
+# --- the quick scans agree with the regular expressions they stand in for -----------
+
+JSON_TEXT = st.text(alphabet=st.sampled_from('ab[]{}"\\/1 ü'), max_size=8)
+JSON_VALUES = st.recursive(
+    st.one_of(JSON_TEXT, st.integers(-(10**20), 10**20), st.booleans()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(JSON_TEXT, inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES, ascii_only=st.booleans(), tail=st.sampled_from(["", '"', "]", '\\"[']))
+def test_the_quick_scans_find_what_the_careful_ones_find(value, ascii_only, tail):
+    raw = (json.dumps(value, ensure_ascii=ascii_only) + tail).encode()
+    careful_shape = parse.STRING.sub(b"", raw).translate(None, parse.NOT_BRACKETS)
+    assert parse.structure(raw) == careful_shape
+    assert parse.has_long_digits(raw) == bool(re.search(rb"\d{%d}" % (parse.MAX_DIGITS + 1), raw))

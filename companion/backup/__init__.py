@@ -18,7 +18,6 @@ from sqlalchemy import func, select
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from companion.backup.apart import import_raw
-from companion.backup.check import read_backup
 from companion.backup.copies import (
     copy_after_finished_match,
     copy_target,
@@ -29,7 +28,7 @@ from companion.backup.copies import (
 )
 from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
-from companion.backup.load import import_backup
+from companion.backup.load import check_and_import
 from companion.backup.restore import restore_command
 from companion.db import csrf, db
 from companion.models import Match, Player, utcnow
@@ -154,7 +153,7 @@ def import_command(file: str) -> None:
     except OSError as error:
         raise click.ClickException(f"Cannot read {file}: {error.strerror}.") from None
     try:
-        report = import_backup(read_backup(raw), waiting=say_waiting)
+        report = check_and_import(raw, waiting=say_waiting)
     except BackupError as error:
         raise click.ClickException(error.message()) from None
     click.echo(

@@ -18,9 +18,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 from flask import Flask, current_app
 
-from companion.backup.check import read_backup
 from companion.backup.fields import BackupError
-from companion.backup.load import Report, import_backup
+from companion.backup.load import Report, check_and_import
 from companion.db import db
 from companion.rules import N_
 
@@ -30,7 +29,7 @@ APART_FROM = 512 * 1024  # bytes: a smaller file is imported before a helper cou
 def import_raw(raw: bytes) -> Report:
     """Check and import a backup file: in a helper process when it is big."""
     if len(raw) < current_app.config.get("IMPORT_APART_FROM", APART_FROM):
-        return import_backup(read_backup(raw))
+        return check_and_import(raw)
     config = dict(current_app.config)
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as helper:
         try:
@@ -44,7 +43,7 @@ def import_raw(raw: bytes) -> Report:
 def import_in_helper(config: dict, raw: bytes) -> Report:
     """In the helper process: the same settings and database, the same import."""
     with helper_app(config).app_context():
-        return import_backup(read_backup(raw))
+        return check_and_import(raw)
 
 
 def helper_app(config: dict) -> Flask:

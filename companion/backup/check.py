@@ -11,17 +11,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from flask_babel import gettext
 
 from companion import rules
-from companion.backup.bulk import NotQuick, quick_rounds
+from companion.backup.bulk import NotQuick, Replay, quick_rounds
 from companion.backup.document import FORMAT, VERSION, match_identity
 from companion.backup.fields import (
     BackupError,
     cards_of,
     object_with,
+    paused_gc,
     shown,
     time_of,
     value_of,
@@ -82,6 +84,12 @@ class Backup:
 
 def read_backup(raw: bytes) -> Backup:
     """Check a whole backup file; return it ready to import, or raise BackupError."""
+    with paused_gc():
+        return read_document(raw)
+
+
+def read_document(raw: bytes) -> Backup:
+    """The checking itself (see ``read_backup``)."""
     data = read_header(raw)
     time_of(data, "exported_at")
     players = read_players(value_of(data, "players", list))
@@ -188,12 +196,16 @@ def read_match(entry: Any, names: set[str]) -> MatchIn:
     seats = read_seats(value_of(data, "seats", list), names, pro)
     deck = rules.deck_size(len(seats), pro)
     games: list[GameIn] = []
+    totals = dict.fromkeys(seats, 0)  # the finished games' bulls so far
     for number, game_data in enumerate(value_of(data, "games", list), 1):
         try:
-            check_can_follow(games, seats, end)
-            games.append(read_game(game_data, seats, deck))
+            check_can_follow(games, totals, end)
+            game = read_game(game_data, seats, deck)
         except BackupError as error:
             raise error.at(N_("game %(number)d"), number=number) from None
+        games.append(game)
+        for player, bulls in (game.results or {}).items():
+            totals[player] += bulls
     return MatchIn(created_at, end, pro, seats, games)
 
 
@@ -213,14 +225,17 @@ def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
     return seats
 
 
-def check_can_follow(games: list[GameIn], seats: list[str], end: rules.EndCondition) -> None:
-    """Refuse a game after an unfinished one, or after the match has ended."""
+def check_can_follow(games: list[GameIn], totals: dict[str, int], end: rules.EndCondition) -> None:
+    """Refuse a game after an unfinished one, or after the match has ended.
+
+    ``totals`` are the bulls of the games so far (what ``rules.standing`` would sum
+    again for every game).
+    """
     if games and games[-1].results is None:
         raise BackupError(
             N_("Game %(number)d is not finished, so no game can follow it."), number=len(games)
         )
-    standing = rules.standing(seats, [game.results for game in games], end)
-    if standing.over:
+    if end.is_met(totals, len(games)):
         raise BackupError(
             N_("The match ended after game %(number)d; nothing can follow it."), number=len(games)
         )
@@ -247,16 +262,16 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
     """Replay the rounds through the rules; a missing row choice only in the last one."""
     try:
-        game.rounds, results = quick_rounds(game.starting, entries, seats, deck)
+        game.rounds, replay = quick_rounds(game.starting, entries, seats, deck)
     except NotQuick:
-        game.rounds, results = careful_rounds(game.starting, entries, seats, deck)
-    if len(results) == rules.HAND_SIZE and results[-1].pending is None:
+        game.rounds, replay = careful_rounds(game.starting, entries, seats, deck)
+    if replay.finished:
         bulls = dict.fromkeys(seats, 0)
-        for result in results:
-            for step in result.steps:
+        for steps in replay.steps:
+            for step in steps:
                 if step.bulls:  # most cards are placed, taking nothing
                     bulls[step.player] += step.bulls
-        finish(game, bulls, rules.GameState(results[-1].rows, {}, tuple(results)))
+        finish(game, bulls, replay.state())
     return game
 
 
@@ -298,9 +313,9 @@ def careful_rounds(starting: list[int], entries: list, seats: list[str], deck: i
         except BackupError as error:
             raise error.at(N_("round %(number)d"), number=number) from None
         rounds.append((cards, choices))
-        results.append(result)
+        results.append(result.steps)
         played.update(cards)
-    return rounds, results
+    return rounds, Replay(tuple(results), table.rows, table.pending)
 
 
 def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> rules.RoundResult:
@@ -374,13 +389,22 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                     N_("%(player)s's score must be a number of bulls or a list of cards."),
                     player=player,
                 )
-            try:
-                results[player] = rules.parse_bulls(entry, deck)
-            except rules.RuleError as error:
-                raise BackupError(error.template, **error.params) from None
+            if 0 <= entry <= most_bulls(deck):
+                results[player] = entry  # as parse_bulls takes it, without the text round trip
+            else:
+                try:
+                    rules.parse_bulls(entry, deck)  # refuses it, in its own words
+                except rules.RuleError as error:
+                    raise BackupError(error.template, **error.params) from None
         game.scores.append(entry)
     finish(game, results, None)
     return game
+
+
+@cache
+def most_bulls(deck: int) -> int:
+    """The bulls of a whole deck: the most one player can take in a game."""
+    return rules.pile_bulls(range(1, deck + 1))
 
 
 def check_distinct(matches: list[MatchIn]) -> None:

@@ -26,10 +26,11 @@ MAX_DIGITS = 15
 # Strings are skipped whole: brackets and digits inside a name are text, not structure.
 STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]|[\]}]')
-LONG_DIGITS = re.compile(rb"\d{%d}" % (MAX_DIGITS + 1))
 LONG_NUMBER = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d{%d,}' % (MAX_DIGITS + 1))
 CONSTANT = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|NaN|-?Infinity')
 NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'[]{}"\\')
+DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"0" * 9)
 
 
 class NotANumber(ValueError):
@@ -45,7 +46,7 @@ def load(raw: bytes) -> Any:
             N_("lists and objects nest more than %(limit)d deep."), line, column, limit=MAX_DEPTH
         )
     # A run of digits this long is rare even inside texts: only then look closer.
-    if LONG_DIGITS.search(raw) and (offset := first(LONG_NUMBER, raw)) is not None:
+    if has_long_digits(raw) and (offset := first(LONG_NUMBER, raw)) is not None:
         line, column = place(raw, offset)
         raise refusal(
             N_("a number has more than %(limit)d digits."), line, column, limit=MAX_DIGITS
@@ -72,6 +73,31 @@ def not_a_number(name: str) -> float:
     raise NotANumber(name)
 
 
+def has_long_digits(raw: bytes) -> bool:
+    """True when the file has a run of more than MAX_DIGITS digits, in a text or not.
+
+    Every digit becomes a 0 and a run of zeros is looked for: two C-speed passes,
+    a tenth of the time of the same search as a regular expression.
+    """
+    return b"0" * (MAX_DIGITS + 1) in raw.translate(DIGITS_AS_ZEROS)
+
+
+def structure(raw: bytes) -> bytes:
+    """The file's brackets outside strings, in order.
+
+    The quick way keeps only brackets, quotes and backslashes, then drops every pair
+    of quotes with nothing between them: a text without brackets or escapes. When no
+    quote is left, what is left is the brackets outside strings (a real backup's names
+    and dates hold none). Otherwise the strings are cut out with a regular expression.
+    """
+    shape = raw.translate(None, NOT_STRUCTURE)
+    if b"\\" not in shape:
+        shape = shape.replace(b'""', b"")
+        if b'"' not in shape:
+            return shape
+    return STRING.sub(b"", raw).translate(None, NOT_BRACKETS)
+
+
 def too_deep(raw: bytes) -> bool:
     """True when lists and objects nest deeper than MAX_DEPTH (cheap: C-speed passes).
 
@@ -79,7 +105,7 @@ def too_deep(raw: bytes) -> bool:
     so a file within the limit is empty after at most MAX_DEPTH passes. Anything else
     (deeper, or brackets that do not pair) is counted bracket by bracket.
     """
-    shape = STRING.sub(b"", raw).translate(None, NOT_BRACKETS)
+    shape = structure(raw)
     for _ in range(MAX_DEPTH):
         shape, before = shape.replace(b"[]", b"").replace(b"{}", b""), len(shape)
         if not shape:

@@ -72,31 +72,37 @@ def game_rows(
         return [
             GameRow(game_id, match_id, player, count, False) for player, count in bulls.items()
         ], []
-    players = list(bulls)
-    zero = dict.fromkeys(players, 0)
-    sixth, too_low, clean, fives, worst = dict(zero), dict(zero), dict(zero), dict(zero), {}
+    # Counted for the players who took a row (a take is at least one bull, so a round
+    # without one is a clean round): most players take nothing in most rounds.
+    sixth: dict = {}
+    too_low: dict = {}
+    fives: dict = {}
+    took: dict = {}  # rounds in which the player took a row
+    worst: dict = {}
     fillers: dict[tuple[int, int], int] = {}
     owner: dict[int, int] = {}
     for number, result in enumerate(table.rounds, 1):
-        taken = dict(zero)
-        for step in result.steps:
-            owner[step.card] = step.player
-            if step.action == rules.PLACED:
+        taken: dict = {}
+        for player, card, _row, action, cards, count, _ends in result.steps:
+            owner[card] = player
+            if action == rules.PLACED:
                 continue
-            taken[step.player] += step.bulls
-            fives[step.player] += 55 in step.taken
-            if step.action == rules.TOO_LOW:
-                too_low[step.player] += 1
+            taken[player] = taken.get(player, 0) + count
+            if 55 in cards:
+                fives[player] = fives.get(player, 0) + 1
+            if action == rules.TOO_LOW:
+                too_low[player] = too_low.get(player, 0) + 1
                 continue
-            sixth[step.player] += 1
-            filler = owner.get(step.taken[-1])  # the fifth card of the row
-            if filler is not None and filler != step.player:
-                key = (step.player, filler)
+            sixth[player] = sixth.get(player, 0) + 1
+            filler = owner.get(cards[-1])  # the fifth card of the row
+            if filler is not None and filler != player:
+                key = (player, filler)
                 fillers[key] = fillers.get(key, 0) + 1
         for player, count in taken.items():
-            clean[player] += count == 0
+            took[player] = took.get(player, 0) + 1
             if count > worst.get(player, (0, None))[0]:
                 worst[player] = (count, number)
+    rounds = len(table.rounds)
     rows = [
         GameRow(
             game_id,
@@ -104,13 +110,13 @@ def game_rows(
             player,
             bulls[player],
             True,
-            sixth[player],
-            too_low[player],
-            clean[player],
-            fives[player],
+            sixth.get(player, 0),
+            too_low.get(player, 0),
+            rounds - took.get(player, 0),
+            fives.get(player, 0),
             *worst.get(player, (0, None)),
         )
-        for player in players
+        for player in bulls
     ]
     rivals = [
         NemesisRow(game_id, match_id, player, rival, takes)
