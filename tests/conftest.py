@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from driver import add_players, start_game, start_match
+from phones import start_server, stop
 from waitress import create_server, wasyncore
 
 from companion import create_app
@@ -175,3 +176,20 @@ def artifacts() -> Path:
     """The ignored folder for screenshots."""
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def workers(tmp_path):
+    """The real server with 2 workers on a fresh database; yields its process, URL, app."""
+    server, port = start_server(tmp_path)
+    # The server migrated the database; this app writes the match into the same file.
+    app = create_app(testing_config(tmp_path / "workers.sqlite"))
+    yield server, f"http://127.0.0.1:{port}", app
+    stop(server)
+
+
+@pytest.fixture
+def trio(client):
+    """Anna, Ben and Cleo at the table in a default match."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    return ids, start_match(client, ids)

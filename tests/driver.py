@@ -7,7 +7,7 @@ import re
 
 from companion import rules
 from companion.db import db
-from companion.models import Match, Player
+from companion.models import GameResult, Match, Play, Player, Round, RowChoice
 from companion.state import match_state
 
 
@@ -126,3 +126,34 @@ def play_game(client, match_id, player_ids, rng: random.Random, deck: int = 104,
             assert choose(client, match_id, pending.player, row).status_code == 303
         rounds.append((list(plays.items()), choices))
     return rules.replay_game(starting, rounds, player_ids)
+
+
+def table_snapshot(app):
+    """Everything stored, to prove a rejected request changed nothing."""
+    with app.app_context():
+        return [
+            db.session.execute(db.select(model.__table__)).all()
+            for model in (Match, Round, Play, RowChoice, GameResult)
+        ]
+
+
+def tokens(app, match_id):
+    """The match's current player and watch tokens."""
+    with app.app_context():
+        match = db.session.get(Match, match_id)
+        return match.player_token, match.watch_token
+
+
+def phone(app, match_id=None, token=None):
+    """Another phone; with a token it opens that join link first."""
+    other = app.test_client()
+    if token is not None:
+        response = other.get(f"/matches/{match_id}/join/{token}")
+        assert response.status_code == 303
+    return other
+
+
+def count(app, model):
+    """Rows of a model."""
+    with app.app_context():
+        return db.session.scalar(db.select(db.func.count()).select_from(model))

@@ -4,8 +4,13 @@ import itertools
 import re
 
 import pytest
+from browsing import (
+    add_player,
+    enter_cards,
+    fits_the_phone,
+    start_match,
+)
 from conftest import new_phone_context
-from test_browser_match import add_player, enter_cards, fits_the_phone, start_match
 
 pytestmark = pytest.mark.browser
 

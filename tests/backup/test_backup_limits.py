@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from backups import export, household, shifted, snapshot, upload
 from conftest import make_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_backup import export, household, shifted, snapshot, upload
 
 from companion.backup import parse
 

@@ -7,10 +7,16 @@ import random
 import re
 
 import pytest
+from browsing import (
+    add_players_quickly,
+    fits_the_phone,
+    new_names,
+    start_match,
+    started_match,
+)
 from conftest import new_phone_context
 from driver import deal
 from playwright.sync_api import expect
-from test_browser_match import fits_the_phone, start_match
 
 pytestmark = pytest.mark.browser
 
@@ -34,17 +40,6 @@ def until(page, condition: str, seconds: float = 2) -> None:
             return
         page.wait_for_timeout(100)
     raise AssertionError(f"still not {condition}")
-
-
-def add_players_quickly(page, live_server, names: list[str]) -> None:
-    """Household players added by plain posts (the players page has its own tests)."""
-    for name in names:
-        response = page.request.post(f"{live_server}/players/", form={"name": name})
-        assert response.ok, response.status
-
-
-def new_names(count: int, stem: str) -> list[str]:
-    return [f"{stem}{chr(65 + seat)}{next(_names)}" for seat in range(count)]
 
 
 def type_round(page, names: list[str], cards: list[int]) -> None:
@@ -279,13 +274,6 @@ def assert_single_line_cards(page) -> None:
         (text, lines, inside) for text, lines, inside in numbers if lines > 1.3 or not inside
     ]
     assert wrapped == []
-
-
-def started_match(page, live_server, names: list[str]) -> str:
-    """A match of these new players, started on this phone (it holds the player link)."""
-    add_players_quickly(page, live_server, names)
-    start_match(page, live_server, names)
-    return page.url.split("#")[0]
 
 
 def post_round(page, match_url: str, number: int, cards: dict[int, int]) -> None:

@@ -1,66 +1,16 @@
 """A game at the table in a phone-sized Chromium: with htmx, and with JavaScript off."""
 
-import itertools
 import re
 
 import pytest
-from playwright.sync_api import expect
+from browsing import add_player, enter_cards, explained_steps, fits_the_phone, serials, start_match
 
 pytestmark = pytest.mark.browser
-
-_names = itertools.count(1)
-
-
-def fits_the_phone(page) -> None:
-    """No sideways scrolling at 390px (the message names what sticks out)."""
-    wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
-        .filter(el => el.getBoundingClientRect().right > 391)
-        .map(el => el.tagName + '.' + el.className).slice(-3)""")
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390, wide
-
-
-def add_player(page, live_server, name: str) -> None:
-    """Add a household player through the players page."""
-    page.goto(f"{live_server}/players/")
-    page.get_by_label("New player").fill(name)
-    page.get_by_role("button", name="Add player").click()
-    page.get_by_role("link", name=name, exact=True).wait_for()
-
-
-def start_match(page, live_server, names: list[str]) -> None:
-    """Seat the players in order and start a match with the default rules."""
-    page.goto(f"{live_server}/matches/new")
-    for seat, name in enumerate(names, 1):
-        page.get_by_role("button", name=name, exact=True).click()
-        seated = page.get_by_role("button", name=name, pressed=True)
-        expect(seated.locator(".seat-number")).to_have_text(str(seat))
-    page.get_by_role("button", name="Start the match").click()
-    page.get_by_role("heading", name=re.compile(r"^Match \d+")).wait_for()
-
-
-def enter_cards(page, cards: dict[str, int], button: str) -> None:
-    """Type one card per label and submit."""
-    for label, card in cards.items():
-        page.get_by_label(label, exact=True).fill(str(card))
-    page.get_by_role("button", name=button).click()
-
-
-def explained_steps(page) -> list[str]:
-    """The round's steps, each card explained: one tap on "Why?". With htmx they open
-    under the link; without JavaScript on the round's replay, and the phone goes back."""
-    match_url = page.url
-    page.locator("a.explain").click()
-    steps = page.locator(".step")
-    steps.first.wait_for()
-    texts = steps.all_inner_texts()
-    if page.url.split("#")[0] != match_url.split("#")[0]:
-        page.go_back()
-    return texts
 
 
 def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     """Start a match, play two rounds with a too-low choice, undo it, choose again."""
-    names = [f"Anna{tag}{next(_names)}", f"Ben{tag}{next(_names)}", f"Cleo{tag}{next(_names)}"]
+    names = [f"Anna{tag}{next(serials)}", f"Ben{tag}{next(serials)}", f"Cleo{tag}{next(serials)}"]
     anna, ben, cleo = names
     for name in names:
         add_player(page, live_server, name)
@@ -129,7 +79,7 @@ def test_a_game_without_javascript(page_nojs, live_server, artifacts):
 
 def test_scoreboard_fits_the_phone(page, live_server, artifacts):
     """The scoreboard with its chart stays inside 390px."""
-    names = [f"Sam{next(_names)}", f"Tia{next(_names)}"]
+    names = [f"Sam{next(serials)}", f"Tia{next(serials)}"]
     for name in names:
         add_player(page, live_server, name)
     start_match(page, live_server, names)
@@ -145,8 +95,8 @@ def test_scoreboard_fits_the_phone(page, live_server, artifacts):
 
 def test_a_thirty_letter_name_does_not_widen_the_pages(page, live_server):
     """Names are up to 30 characters, with no space to break at: pages stay 390px wide."""
-    long_name = "W" * 29 + str(next(_names) % 10)
-    other = f"Xe{next(_names)}"
+    long_name = "W" * 29 + str(next(serials) % 10)
+    other = f"Xe{next(serials)}"
     add_player(page, live_server, long_name)
     fits_the_phone(page)
     add_player(page, live_server, other)

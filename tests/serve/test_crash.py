@@ -20,8 +20,16 @@ import threading
 
 import conftest
 import pytest
-from test_concurrency import say_who
-from test_serve import ROOT, FormPhone, children, gone, joined_phones, start_server, wait_for
+from phones import (
+    ROOT,
+    FormPhone,
+    children,
+    gone,
+    joined_phones,
+    say_who,
+    start_server,
+    wait_for,
+)
 
 from companion import create_app
 from companion.db import db

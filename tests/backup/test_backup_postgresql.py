@@ -9,9 +9,9 @@ import os
 
 import conftest
 import pytest
+from backups import export, household, upload, without_time
 from conftest import make_app
 from driver import add_players, choose, enter_round, pending_of, start_game, start_match
-from test_backup import export, household, upload, without_time
 
 from companion import create_app
 from companion.db import db

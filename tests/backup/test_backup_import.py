@@ -14,13 +14,12 @@ from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
 
 import pytest
+from backups import export, household, shifted, simulated_game, snapshot, upload, without_time
 from conftest import TESTS, make_app
 from driver import add_players, choose, pending_of, start_match
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, select
-from test_backup import export, household, shifted, snapshot, upload, without_time
-from test_browser_history import simulated_game
 
 from companion import derived
 from companion.backup import apart, engines, load

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 from conftest import make_app, stop_server
-from test_faults import held_by_another_program
+from holders import held_by_another_program
 from waitress import create_server
 
 from companion.db import db

@@ -9,10 +9,10 @@ import itertools
 import re
 
 import pytest
+from backups import backup_file
+from browsing import explained_steps
 from conftest import serve_vendored_htmx
 from playwright.sync_api import expect
-from test_browser_history import backup_file
-from test_browser_match import explained_steps
 
 from companion.web.htmx import HTMX_URL
 

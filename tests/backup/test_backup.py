@@ -5,69 +5,12 @@ import csv
 import html
 import io
 import json
-import random
 import re
 
 import pytest
+from backups import FORMAT, export, household, shifted, snapshot, upload, without_time
 from conftest import make_app
-from driver import add_players, enter_round, play_game, score_game, start_game, start_match
-
-from companion.db import db
-
-FORMAT = "6nimmt-companion"
-
-
-def household(client) -> dict[str, int]:
-    """A small household history: a finished match, a pro match still being played."""
-    ids = dict(
-        zip(
-            ["Anna", "Ben", "Cleo", "Jürgen", "Dan"],
-            add_players(client, "Anna", "Ben", "Cleo", "Jürgen", "Dan"),
-            strict=True,
-        )
-    )
-    client.post(f"/players/{ids['Dan']}/archive", data={"archived": "1"})
-    trio = [ids["Anna"], ids["Ben"], ids["Cleo"]]
-    first = start_match(client, trio, end_kind="games", end_value=2)
-    play_game(client, first, trio, random.Random(7))
-    score = score_game(client, first, {ids["Anna"]: 5, ids["Ben"]: [55, 11], ids["Cleo"]: 0})
-    assert score.status_code == 303
-    pair = [ids["Anna"], ids["Jürgen"]]
-    second = start_match(client, pair, deck="pro")
-    play_game(client, second, pair, random.Random(8), deck=24)
-    assert start_game(client, second, [10, 12, 14, 16]).status_code == 303
-    # Anna's 3 is lower than every row: the round waits for her row choice.
-    assert enter_round(client, second, {ids["Anna"]: 3, ids["Jürgen"]: 20}).status_code == 303
-    return ids
-
-
-def export(client) -> dict:
-    """The backup as the download link gives it."""
-    response = client.get("/backup/export.json")
-    assert response.status_code == 200
-    return json.loads(response.data)
-
-
-def upload(client, data, name: str = "backup.json"):
-    """Post a file to the import form: bytes as they are, anything else as JSON."""
-    if not isinstance(data, bytes):
-        data = json.dumps(data).encode()
-    return client.post(
-        "/backup/import",
-        data={"file": (io.BytesIO(data), name)},
-        content_type="multipart/form-data",
-    )
-
-
-def snapshot(app) -> list:
-    """Every row of every table, to prove that a refused import changed nothing."""
-    with app.app_context():
-        return [db.session.execute(db.select(table)).all() for table in db.metadata.sorted_tables]
-
-
-def without_time(document: dict) -> dict:
-    """The document without the moment it was exported."""
-    return {key: value for key, value in document.items() if key != "exported_at"}
+from driver import add_players, start_match
 
 
 @pytest.fixture
@@ -316,14 +259,6 @@ BAD = {
         "Matches 1 and 3 are the same match",
     ),
 }
-
-
-def shifted(document: dict) -> dict:
-    """The document with every match a year earlier: all new to the database it came from."""
-    for match in document["matches"]:
-        year = int(match["created_at"][:4])
-        match["created_at"] = f"{year - 1}{match['created_at'][4:]}"
-    return document
 
 
 @pytest.mark.parametrize("case", BAD)

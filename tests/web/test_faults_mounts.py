@@ -16,7 +16,14 @@ from pathlib import Path
 import conftest
 import pytest
 from driver import add_players
-from test_serve import ROOT, SERVE, free_port, joined_phones, start_server, stop
+from phones import (
+    ROOT,
+    SERVE,
+    free_port,
+    joined_phones,
+    start_server,
+    stop,
+)
 
 from companion import create_app
 from companion.db import db

@@ -5,9 +5,13 @@ logs an error, with JavaScript on or off."""
 import re
 
 import pytest
+from browsing import (
+    add_players_quickly,
+    new_names,
+    started_match,
+)
 from conftest import PHONE, serve_vendored_htmx
 from playwright.sync_api import expect
-from test_browser_round import add_players_quickly, new_names, started_match
 
 from companion.web.htmx import HTMX_URL, HTMX_VERSION
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from conftest import TESTS, make_app
 from driver import add_players, score_game, start_match
-from test_serve import workers  # noqa: F401  (the real server, as a fixture)
 
 from companion.backup import copies
 from companion.backup.copies import copy_if_due, make_copy
@@ -213,7 +212,7 @@ def servers_copy(app) -> Path:
     return copy
 
 
-def test_the_server_makes_the_days_copy_when_it_starts(workers):  # noqa: F811
+def test_the_server_makes_the_days_copy_when_it_starts(workers):
     _server, _base, app = workers
     assert servers_copy(app).name == f"daily-{date.today()}.sqlite"
 
@@ -336,7 +335,7 @@ def test_restore_refuses_a_bad_file_in_one_line(app, saved, make, message):
     assert players_in(database_of(app)) == ["Anna", "Ben"]
 
 
-def test_restore_waits_for_the_server_to_stop(workers):  # noqa: F811
+def test_restore_waits_for_the_server_to_stop(workers):
     _server, _base, app = workers
     result = app.test_cli_runner().invoke(args=["restore", "--yes", str(servers_copy(app))])
     assert result.exit_code == 1

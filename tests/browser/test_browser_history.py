@@ -1,84 +1,12 @@
 """History, replay, backup and delete in a phone-sized Chromium: they fit 390px and work."""
 
-import json
-import random
 import re
-from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from companion import rules
+from backups import backup_file
+from browsing import fits_the_phone
 
 pytestmark = pytest.mark.browser
-
-# Ten seats, long names (30 characters at most): the widest replay a household can make.
-NAMES = [
-    "Hilde",
-    "Ole",
-    "Pia",
-    "Rolf",
-    "Smilla",
-    "Theo",
-    "Ulla",
-    "Vito",
-    "Wiebke",
-    "Xaver-Maximilian Großkopf",
-    "Maximiliane-Alexandra Großkopf",
-]
-
-
-def fits_the_phone(page) -> None:
-    """No sideways scrolling at 390px."""
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
-
-
-def stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def simulated_game(rng: random.Random, seats: list[str], when: datetime) -> dict:
-    """A legal game as a backup holds it; too-low cards take the suggested row."""
-    cards = rng.sample(range(1, rules.STANDARD_DECK + 1), 10 * len(seats) + 4)
-    starting, hands = cards[:4], [cards[4 + 10 * i : 14 + 10 * i] for i in range(len(seats))]
-    table = rules.Table([(card,) for card in starting])
-    rounds = []
-    for turn in range(rules.HAND_SIZE):
-        plays = [(name, hands[seat][turn]) for seat, name in enumerate(seats)]
-        table.start_round(plays)
-        choices: dict[str, int] = {}
-        while (pending := table.run(choices)) is not None:
-            choices[pending.player] = pending.suggested
-        rounds.append(
-            {"cards": [card for _, card in plays], **({"choices": choices} if choices else {})}
-        )
-    return {"mode": "cards", "created_at": stamp(when), "starting": starting, "rounds": rounds}
-
-
-def backup_file() -> bytes:
-    """Two finished one-game matches from a minute ago: four players, and ten."""
-    now = datetime.now(UTC).replace(tzinfo=None) - timedelta(minutes=1)
-    rng = random.Random(390)
-    four = [NAMES[0], NAMES[1], NAMES[2], NAMES[9]]
-    matches = [
-        {
-            "created_at": stamp(now + timedelta(seconds=index)),
-            "end": {"kind": "games", "value": 1},
-            "pro": False,
-            "seats": seats,
-            "games": [simulated_game(rng, seats, now + timedelta(seconds=index))],
-        }
-        for index, seats in enumerate([four, NAMES[1:]])
-    ]
-    players = [{"name": name, "archived": False, "created_at": stamp(now)} for name in NAMES]
-    return json.dumps(
-        {
-            "format": "6nimmt-companion",
-            "version": 1,
-            "exported_at": stamp(now),
-            "players": players,
-            "matches": matches,
-        }
-    ).encode()
 
 
 def import_backup(page, live_server, artifacts) -> None:

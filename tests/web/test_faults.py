@@ -10,7 +10,6 @@ file systems are in ``test_faults_mounts.py``.
 
 import contextlib
 import errno
-import fcntl
 import io
 import os
 import re
@@ -24,6 +23,7 @@ import pytest
 from conftest import make_app
 from driver import add_players, enter_round
 from flask import abort
+from holders import HOLDERS, database_path, held_by_another_program
 from sqlalchemy import event
 
 from companion import create_app
@@ -33,38 +33,6 @@ from companion.web.faults import StorageError, fault_of
 
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 WAIT = 0.2  # seconds a write waits here before its 503 (WRITE_WAIT)
-
-
-def database_path(app) -> str:
-    """The app's SQLite file."""
-    with app.app_context():
-        return db.engine.url.database
-
-
-@contextlib.contextmanager
-def held_by_another_program(app):
-    """Hold a write transaction on the app's database from another connection."""
-    other = sqlite3.connect(database_path(app), isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
-
-
-@contextlib.contextmanager
-def held_by_another_worker(app):
-    """Hold the writer lock file that the server's worker processes queue on."""
-    descriptor = os.open(database_path(app) + ".writer", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(descriptor, fcntl.LOCK_EX)
-    try:
-        yield
-    finally:
-        os.close(descriptor)
-
-
-HOLDERS = [held_by_another_program, held_by_another_worker]
 
 
 def count(app, model) -> int:

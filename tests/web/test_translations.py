@@ -17,7 +17,7 @@ from flask import url_for
 
 from companion.web import present
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TRANSLATIONS = ROOT / "companion" / "translations"
 # Every language besides English (the msgids), with the plural rule its catalog must have.
 PLURALS = {"de": "(n != 1)", "fr": "(n > 1)"}

@@ -7,133 +7,33 @@ on SIGHUP; a busy port or a read-only database stops the start in one line.
 """
 
 import os
-import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
-import time
 import urllib.request
-from pathlib import Path
 
 import conftest
 import pytest
-from test_concurrency import PHONES, Phone, at_once, joined, say_who
+from driver import count
+from phones import (
+    PHONES,
+    ROOT,
+    SERVE,
+    answers,
+    at_once,
+    children,
+    free_port,
+    gone,
+    joined_phones,
+    say_who,
+    server_env,
+    start_server,
+    stop,
+    wait_for,
+)
 
-from companion import create_app
-from companion.db import db
 from companion.models import PendingCard, Play, Round
-
-ROOT = Path(__file__).resolve().parent.parent
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def children(pid: int) -> list[int]:
-    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
-class FormPhone(Phone):
-    """A phone that also reads pages, for the CSRF token the real server asks for."""
-
-    def page(self, path: str) -> str:
-        with self.opener.open(self.base + path, timeout=30) as response:
-            return response.read().decode()
-
-
-def start_server(
-    tmp_path, workers: int = 2, port: int | None = None, **env
-) -> tuple[subprocess.Popen, int]:
-    """`python -m companion.serve` on loopback and a fresh database; (process, port)."""
-    port = port or free_port()
-    with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
-        server = subprocess.Popen(
-            [*SERVE, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
-            cwd=ROOT,
-            env=server_env(tmp_path, **env),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    wait_for(
-        lambda: len(children(server.pid)) >= (workers if workers > 1 else 0) and answers(port),
-        lambda: server.poll() is None,
-        tmp_path / "server.log",
-    )
-    return server, port
-
-
-SERVE = [sys.executable, "-m", "companion.serve"]
-
-
-def server_env(tmp_path, **env) -> dict:
-    """The environment of a server on ``tmp_path``'s database."""
-    return {
-        **os.environ,
-        "COMPANION_DATABASE_URL": f"sqlite:///{tmp_path / 'workers.sqlite'}",
-        "COMPANION_SECRET_KEY": "test-secret-key",
-        **env,
-    }
-
-
-def wait_for(condition, alive=lambda: True, log: Path | None = None, seconds: float = 30) -> None:
-    """Wait until ``condition()`` holds, failing (with the log) if ``alive()`` stops."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert alive() and time.monotonic() < deadline, log.read_text() if log else ""
-        time.sleep(0.1)
-
-
-def stop(server: subprocess.Popen) -> None:
-    """Stop a server that is still running, and wait for it."""
-    if server.poll() is None:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
-
-
-@pytest.fixture
-def workers(tmp_path):
-    """The real server with 2 workers on a fresh database; yields its process, URL, app."""
-    server, port = start_server(tmp_path)
-    # The server migrated the database; this app writes the match into the same file.
-    app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
-    yield server, f"http://127.0.0.1:{port}", app
-    stop(server)
-
-
-def gone(pid: int) -> bool:
-    """True once no process has this pid (a zombie child of ours counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
-def answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def joined_phones(app, base: str, count: int, ids=None):
-    """The started game's phones, each with the CSRF token the real server asks for."""
-    _, ids, match_id, phones = joined(app, base, count, FormPhone, ids)
-    for phone in phones:
-        phone.csrf = CSRF.search(phone.page(f"/matches/{match_id}")).group(1)
-    return ids, match_id, phones
-
-
-def count(app, model) -> int:
-    with app.app_context():
-        return db.session.scalar(db.select(db.func.count()).select_from(model))
 
 
 def test_two_workers_serve_one_socket_and_store_each_entry_once(workers):

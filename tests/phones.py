@@ -1,0 +1,190 @@
+"""Phones and real servers for the tests that need more than the test client.
+
+A ``Phone`` is a browser's cookies and nothing else (urllib); ``start_server`` runs
+``python -m companion.serve`` on loopback and a fresh database, as ``make run`` does.
+"""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.cookiejar import CookieJar
+from pathlib import Path
+
+from driver import add_players, start_game, start_match
+
+from companion.db import db
+from companion.models import Match
+
+PHONES = 20
+
+
+class Phone:
+    """A phone: its own cookies (session with the player link), no redirects followed."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(CookieJar()), NoRedirect()
+        )
+
+    def request(self, path: str, data: dict | None = None) -> int:
+        """GET or POST (form) ``path``; return the status code."""
+        body = urllib.parse.urlencode(data).encode() if data is not None else None
+        try:
+            with self.opener.open(self.base + path, data=body, timeout=30) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Report 303 as it is, so each phone sees whether its own write was stored."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def at_once(phones, path, data_for) -> list[int]:
+    """Let every phone post at the same moment; return their status codes."""
+    barrier = threading.Barrier(len(phones))
+    codes = [0] * len(phones)
+
+    def post(index):
+        barrier.wait()
+        codes[index] = phones[index].request(path, data_for(index))
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(phones))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return codes
+
+
+def joined(app, base: str, count: int, make_phone=Phone, ids=None):
+    """Anna, Ben and Cleo's started game, and ``count`` phones that joined it by the player
+    link (the server at ``base`` serves ``app``'s database). Pass ``ids`` for another
+    match of players already added."""
+    client = app.test_client()
+    ids = ids or add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    with app.app_context():
+        token = db.session.get(Match, match_id).player_token
+    phones = [make_phone(base) for _ in range(count)]
+    for phone in phones:
+        assert phone.request(f"/matches/{match_id}/join/{token}") == 303
+    return client, ids, match_id, phones
+
+
+def say_who(phones, match_id: int, ids, extra=lambda index: {}) -> None:
+    """Phone i says it is player ids[i] ("I am Anna"): it then enters only its own card."""
+    for index, player_id in enumerate(ids):
+        form = {"player": str(player_id), **extra(index)}
+        assert phones[index].request(f"/matches/{match_id}/me", form) == 303
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def children(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+class FormPhone(Phone):
+    """A phone that also reads pages, for the CSRF token the real server asks for."""
+
+    def page(self, path: str) -> str:
+        with self.opener.open(self.base + path, timeout=30) as response:
+            return response.read().decode()
+
+
+def start_server(
+    tmp_path, workers: int = 2, port: int | None = None, **env
+) -> tuple[subprocess.Popen, int]:
+    """`python -m companion.serve` on loopback and a fresh database; (process, port)."""
+    port = port or free_port()
+    with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
+        server = subprocess.Popen(
+            [*SERVE, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
+            cwd=ROOT,
+            env=server_env(tmp_path, **env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    wait_for(
+        lambda: len(children(server.pid)) >= (workers if workers > 1 else 0) and answers(port),
+        lambda: server.poll() is None,
+        tmp_path / "server.log",
+    )
+    return server, port
+
+
+SERVE = [sys.executable, "-m", "companion.serve"]
+
+
+def server_env(tmp_path, **env) -> dict:
+    """The environment of a server on ``tmp_path``'s database."""
+    return {
+        **os.environ,
+        "COMPANION_DATABASE_URL": f"sqlite:///{tmp_path / 'workers.sqlite'}",
+        "COMPANION_SECRET_KEY": "test-secret-key",
+        **env,
+    }
+
+
+def wait_for(condition, alive=lambda: True, log: Path | None = None, seconds: float = 30) -> None:
+    """Wait until ``condition()`` holds, failing (with the log) if ``alive()`` stops."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert alive() and time.monotonic() < deadline, log.read_text() if log else ""
+        time.sleep(0.1)
+
+
+def stop(server: subprocess.Popen) -> None:
+    """Stop a server that is still running, and wait for it."""
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def gone(pid: int) -> bool:
+    """True once no process has this pid (a zombie child of ours counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def joined_phones(app, base: str, count: int, ids=None):
+    """The started game's phones, each with the CSRF token the real server asks for."""
+    _, ids, match_id, phones = joined(app, base, count, FormPhone, ids)
+    for phone in phones:
+        phone.csrf = CSRF.search(phone.page(f"/matches/{match_id}")).group(1)
+    return ids, match_id, phones

@@ -1,0 +1,171 @@
+"""Live polls: 204 until something changes, 304 to a conditional request, the quiet poll
+before Flask, the versions that decide, the table view."""
+
+import random
+import re
+
+from driver import (
+    choose,
+    enter_round,
+    i_am,
+    pending_of,
+    phone,
+    state_of,
+    tokens,
+    undo,
+)
+
+from companion import state as state_module
+from companion.db import db
+from companion.models import Match
+from companion.state import current_state, match_state
+
+
+def test_polling_answers_204_until_something_changes(client, app, table):
+    (anna, _ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    with app.app_context():
+        version = db.session.get(Match, match_id).version
+    quiet = client.get(f"/matches/{match_id}/live?since={version}", headers={"HX-Request": "true"})
+    assert quiet.status_code == 204
+    enter_round(client, match_id, {anna: 41})
+    news = client.get(f"/matches/{match_id}/live?since={version}", headers={"HX-Request": "true"})
+    assert news.status_code == 200
+    body = news.get_data(as_text=True)
+    assert re.search(r'id="live-table"[^>]*hx-swap-oob="true"', body)
+    assert 'id="live-score" hx-swap-oob="true"' in body
+    assert f"since={version + 1}" in body
+
+
+def test_polling_answers_304_to_a_conditional_request(client, app, table):
+    _, match_id = table
+    first = client.get(f"/matches/{match_id}/live")
+    assert first.status_code == 200 and first.headers["ETag"]
+    again = client.get(
+        f"/matches/{match_id}/live", headers={"If-None-Match": first.headers["ETag"]}
+    )
+    assert again.status_code == 304
+
+
+def test_table_view_shows_rows_steps_and_score(client, app, table):
+    (anna, ben, cleo), match_id = table
+    enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    _, watch_token = tokens(app, match_id)
+    tv = phone(app, match_id, watch_token)
+    page = tv.get(f"/matches/{match_id}/table").get_data(as_text=True)
+    assert "Row 4" in page and "Round 1, lowest card first" in page and "Total" in page
+    assert re.search(r'<span class="placed-card">43</span> row 4', page)
+    assert 'hx-trigger="every 2s' in page
+
+
+def test_a_shared_live_render_carries_each_phones_own_csrf_token(client, app, table):
+    """Phones of a table share one render per version, but each gets its own token."""
+    (anna, ben, cleo), match_id = table
+    enter_round(client, match_id, {anna: 39, ben: 42, cleo: 3})  # Cleo must choose a row
+    player_token, _ = tokens(app, match_id)
+    found = []
+    for _ in range(3):
+        other = phone(app, match_id, player_token)
+        body = other.get(
+            f"/matches/{match_id}/live?since=0", headers={"HX-Request": "true"}
+        ).get_data(as_text=True)
+        assert "Take row 1" in body
+        [own] = set(re.findall(r'name="csrf_token" value="([^"]+)"', body))
+        found.append(own)
+    assert len(set(found)) == 3
+
+
+def test_a_quiet_poll_is_answered_before_flask(client, app, table, monkeypatch):
+    """A poll at the current version gets 204 from QuietPolls: no view runs at all."""
+    _, match_id = table
+    with app.app_context():
+        version = db.session.get(Match, match_id).version
+    views = []
+    monkeypatch.setitem(app.view_functions, "play.poll", lambda **kw: views.append(kw) or "")
+    quiet = client.get(f"/matches/{match_id}/live?since={version}&form=x&view=match")
+    assert quiet.status_code == 204 and quiet.get_data() == b"" and views == []
+    client.get(f"/matches/{match_id}/live?since={version - 1}")  # moved on: Flask's turn
+    client.get(f"/matches/{match_id}/live?since=abc")
+    assert len(views) == 2
+
+
+def test_polls_the_middleware_passes_on_get_flasks_answers(client, app, table):
+    (anna, _ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    assert client.get("/matches/999/live?since=0").status_code == 404
+    with app.app_context():
+        version = db.session.get(Match, match_id).version
+    enter_round(client, match_id, {anna: 41})
+    stale = client.get(f"/matches/{match_id}/live?since={version}")
+    assert stale.status_code == 200 and f"since={version + 1}" in stale.get_data(as_text=True)
+    assert client.get(f"/matches/{match_id}/live?since={version + 1}").status_code == 204
+
+
+def test_a_shared_replay_shows_the_same_page_to_every_phone(client, app, table):
+    """The second phone at a version reads the first one's replay (detached): same page."""
+    (anna, ben, cleo), match_id = table
+    enter_round(client, match_id, {anna: 39, ben: 42, cleo: 3})  # Cleo must choose a row
+    player_token, _ = tokens(app, match_id)
+    pages = []
+    for _ in range(2):
+        other = phone(app, match_id, player_token)
+        other.post(f"/matches/{match_id}/me", data={"player": str(cleo)})
+        page = other.get(f"/matches/{match_id}").get_data(as_text=True)
+        pages.append(re.sub(r'(csrf_token" value="|X-CSRFToken": ")[^"]+', "", page))
+    assert pages[0] == pages[1]
+    assert "Take row 1" in pages[1] and "Cleo" in pages[1]
+    # ...and a write checks against that shared replay, then stores by its version.
+    assert choose(client, match_id, cleo, 2).status_code == 303
+    assert "Take row 1" not in client.get(f"/matches/{match_id}").get_data(as_text=True)
+
+
+def versions_of(app, match_id):
+    with app.app_context():
+        match = db.session.get(Match, match_id)
+        return match.version, match.table_version
+
+
+def test_hidden_cards_keep_the_table_version_everything_else_raises_it(client, app, table):
+    (anna, ben, cleo), match_id = table
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    enter_round(client, match_id, {anna: 39})
+    enter_round(client, match_id, {ben: 42})
+    assert versions_of(app, match_id) == (version + 2, table_version)
+    enter_round(client, match_id, {cleo: 3})  # the last card: the round, Cleo must choose
+    assert versions_of(app, match_id) == (version + 3, table_version + 1)
+    assert choose(client, match_id, cleo, 2).status_code == 303
+    assert versions_of(app, match_id)[1] == table_version + 2
+    enter_round(client, match_id, {anna: 50})
+    undo(client, match_id)  # taking back a hidden card is a change of the table too
+    assert versions_of(app, match_id)[1] == table_version + 3
+    client.post(f"/matches/{match_id}/invite/renew")
+    assert versions_of(app, match_id)[1] == table_version + 4
+
+
+def test_a_version_of_hidden_cards_reads_like_a_full_replay(client, app, table, monkeypatch):
+    """At every version of a round entered card by card, the shared state (derived from
+    the replay of its table_version) shows what replaying from scratch shows."""
+    ids, match_id = table
+    i_am(client, match_id, ids[0])
+    derived = []
+    original = state_module.with_hidden_cards
+    monkeypatch.setattr(
+        state_module, "with_hidden_cards", lambda *args: derived.append(args) or original(*args)
+    )
+    rng = random.Random(7)
+    for _round in range(4):
+        current = state_of(client, match_id).current
+        free = sorted(set(range(1, 105)) - current.seen - set(current.entered.values()))
+        for player_id, card in zip(ids, rng.sample(free, len(ids)), strict=True):
+            assert enter_round(client, match_id, {player_id: card}).status_code == 303
+            with app.test_request_context():
+                shared = current_state(match_id)
+                fresh = match_state(db.session.get(Match, match_id))
+                assert shared.version == fresh.version
+                assert shared.current.entered == fresh.current.entered
+                assert shared.current.table.rows == fresh.current.table.rows
+                assert shared.current.bulls == fresh.current.bulls
+        while (pending := pending_of(client, match_id)) is not None:
+            assert choose(client, match_id, pending.player, pending.suggested).status_code == 303
+    assert len(derived) >= 4 * (len(ids) - 1)  # every card but a round's first, at least

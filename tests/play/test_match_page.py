@@ -1,0 +1,115 @@
+"""Whole matches through the test client: every total checked against the engine."""
+
+import random
+import re
+
+from driver import (
+    add_players,
+    enter_round,
+    play_game,
+    score_game,
+    start_game,
+    start_match,
+)
+
+from companion.db import db
+from companion.models import GameResult
+
+# --- a whole game, card by card ---------------------------------------------
+
+
+# --- too-low choices ---------------------------------------------------------
+
+
+# --- bad input changes nothing ----------------------------------------------
+
+
+def test_unknown_match_is_404(client):
+    assert client.get("/matches/999").status_code == 404
+    assert client.post("/matches/999/rounds", data={}).status_code == 404
+
+
+# --- score-only and mixed games ---------------------------------------------
+
+
+# --- the end of a match -------------------------------------------------------
+
+
+# --- undo ---------------------------------------------------------------------
+
+
+# --- pages ----------------------------------------------------------------------
+
+
+def test_match_page_full_and_fragment(client, trio):
+    _, match_id = trio
+    full = client.get(f"/matches/{match_id}")
+    fragment = client.get(f"/matches/{match_id}", headers={"HX-Request": "true"})
+    assert "<html" in full.get_data(as_text=True)
+    assert "<html" not in fragment.get_data(as_text=True)
+    assert 'id="match"' in fragment.get_data(as_text=True)
+    assert "HX-Request" in full.headers["Vary"]
+
+
+def test_scoreboard_shows_games_chart_and_distance(client):
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    score_game(client, match_id, dict(zip(ids, [20, 5], strict=True)))
+    score_game(client, match_id, dict(zip(ids, [10, 50], strict=True)))
+    page = client.get(f"/matches/{match_id}/scoreboard").get_data(as_text=True)
+    assert "<svg" in page and "polyline" in page
+    assert "more than 66" in page
+    assert ">30<" in page and ">55<" in page  # totals
+    assert ">36<" in page and ">11<" in page  # bulls left before the limit
+
+
+# --- the derived results can be rebuilt ----------------------------------------
+
+
+def test_rebuild_finds_and_repairs_tampered_results(client, app, runner):
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids, end_kind="games", end_value=2)
+    play_game(client, match_id, ids, random.Random(2))
+    score_game(client, match_id, dict(zip(ids, [4, 9], strict=True)))
+    result = runner.invoke(args=["rebuild", "--check"])
+    assert result.exit_code == 0
+    assert "2 games replayed, 0 found differing" in result.output
+    with app.app_context():
+        db.session.execute(db.update(GameResult).values(bulls=99))
+        db.session.commit()
+    assert runner.invoke(args=["rebuild", "--check"]).exit_code == 1
+    result = runner.invoke(args=["rebuild"])
+    assert "2 rebuilt differing" in result.output
+    assert "0 found differing" in runner.invoke(args=["rebuild", "--check"]).output
+
+
+# --- starting a match ------------------------------------------------------------
+
+
+def test_card_grid_disables_the_cards_seen_in_this_game(client, trio):
+    (anna, ben, cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    html = client.get(f"/matches/{match_id}/grid").get_data(as_text=True)
+    assert html.count("<button") == 104
+    disabled = set(re.findall(r'value="(\d+)" disabled', html))
+    assert disabled == {"12", "24", "37", "40", "41", "42", "43"}
+    assert 'class="bulls-7" value="55"' in html
+
+
+def test_the_first_start_after_an_upgrade_derives_missing_statistics(client, app):
+    from companion.derived import PlayerMatchStat
+    from companion.serve import fill_statistics
+
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, match_id, dict(zip(ids, [3, 9], strict=True)))
+    with app.app_context():
+        db.session.execute(db.delete(PlayerMatchStat))
+        db.session.commit()
+        fill_statistics()
+        rows = db.session.execute(db.select(PlayerMatchStat.player_id, PlayerMatchStat.won)).all()
+    assert sorted(rows) == sorted([(ids[0], True), (ids[1], False)])
+
+
+# --- setting up at the table: tap to seat, rematch, who am I -----------------------
