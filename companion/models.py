@@ -1,7 +1,9 @@
 """What the players entered, as SQLAlchemy models; results are derived by the rules engine.
 
-Only ``GameResult`` is derived: each finished game's bulls per player, written in the
-same transaction that finishes the game and rebuildable from the inputs
+Here, only ``GameResult`` is derived: each finished game's bulls per player. The other
+derived tables, the statistics (per game and player, per rival, per match and player),
+are in ``companion.derived``. All of them are written in the same transaction that
+finishes a game (``companion.store``) and rebuildable from the inputs
 (``flask --app companion rebuild``).
 """
 

@@ -222,7 +222,7 @@ def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
         bulls = {score.player_id: score_bulls(score) for score in game.scores}
         return GameState(game, None, bulls, finished=True)
     table = rules.replay_game(game.starting, stored_rounds(game.id), player_ids)
-    finished = len(table.rounds) == rules.HAND_SIZE and table.pending is None
+    finished = table.finished
     return GameState(game, table, table.bulls(), finished, {} if finished else entered(game.id))
 
 

@@ -33,8 +33,8 @@ class Replay(NamedTuple):
 
     @property
     def finished(self) -> bool:
-        """True when all ten rounds are placed."""
-        return len(self.steps) == rules.HAND_SIZE and self.pending is None
+        """True when the game is over (``rules.game_finished``)."""
+        return rules.game_finished(len(self.steps), self.pending)
 
     def state(self) -> rules.GameState:
         """The engine's replay for ``figures.game_rows``, which reads each round's steps.

@@ -17,7 +17,7 @@ from companion.db import db
 from companion.derived import NemesisCount, PlayerGameStat, PlayerMatchStat
 from companion.household.ratings import RatingRun
 from companion.models import Game
-from companion.web.chart import HEIGHT, PAD_BOTTOM, PAD_LEFT, PAD_RIGHT, PAD_TOP, WIDTH, Chart, Line
+from companion.web.chart import Chart, Scale, framed
 
 CHART_POINTS = 40  # more would not show on a phone; the table lists the same points
 
@@ -156,34 +156,15 @@ def rating_chart(
     step = nice_step((max(values) - min(min(values), 0)) / 4)
     low = min(0, math.floor(min(values) / step) * step)
     high = max(math.ceil(max(values) / step) * step, low + step)
-    plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
-
-    def x(index: int) -> float:
-        return round(PAD_LEFT + plot_w * index / max(len(values) - 1, 1), 1)
-
-    def y(value: float) -> float:
-        return round(PAD_TOP + plot_h * (high - value) / (high - low), 1)
-
-    coords = [(x(index), y(value)) for index, value in enumerate(values)]
-    line = Line(label, " ".join(f"{px},{py}" for px, py in coords), *coords[-1], "series-0")
-    y_ticks = [(y(value), value) for value in range(low, high + 1, step)]
+    scale = Scale(len(values) - 1, low, high)
+    y_ticks = [(scale.y(value), value) for value in range(low, high + 1, step)]
     span = (points[-1].played_at - points[0].played_at).days
     pattern = "yyyy" if span > 3 * 365 else "MMM yyyy" if span > 60 else "d MMM"
     labels = {index: date_label(points[index].played_at, pattern) for index in (0, len(points) - 1)}
     if labels[0] == labels[len(points) - 1]:
         del labels[0]
-    x_ticks = [(x(index), text) for index, text in labels.items()]
-    return Chart(
-        WIDTH,
-        HEIGHT,
-        [line],
-        y_ticks,
-        x_ticks,
-        None,
-        PAD_LEFT,
-        WIDTH - PAD_RIGHT,
-        HEIGHT - PAD_BOTTOM,
-    )
+    x_ticks = [(scale.x(index), text) for index, text in labels.items()]
+    return framed([scale.line(label, values, 0)], y_ticks, x_ticks, None)
 
 
 def nice_step(raw: float) -> int:

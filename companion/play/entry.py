@@ -20,6 +20,7 @@ from companion.state import MatchState, current_state
 from companion.store import RACED, Change, write_match
 from companion.web.access import me, require_player
 from companion.web.htmx import render
+from companion.web.present import field_for
 
 Errors = dict[str, str]
 
@@ -229,7 +230,7 @@ def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
             name=state.name,
         )
     except rules.RuleError as error:
-        raise Rejected({field_for(error): translate(error)}) from error
+        raise Rejected({field_for(error, card="card-{}"): translate(error)}) from error
     cards = [(player_id, rules.parse_card(card, state.deck)) for player_id, card in entries]
     hidden = set(game.entered.values())
     for player_id, card in cards:
@@ -242,11 +243,6 @@ def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
                 }
             )
     return cards
-
-
-def field_for(error: rules.RuleError) -> str:
-    """The form field a rules message belongs next to."""
-    return f"card-{error.subject}" if isinstance(error.subject, int) else "form"
 
 
 def add_choice(state: MatchState, form) -> Change:

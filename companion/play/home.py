@@ -1,4 +1,5 @@
-"""Site pages that belong to no feature: the home page and the health check."""
+"""The home page: the matches being played (game, round, who leads, Continue) apart from
+the finished ones (winner, Rematch)."""
 
 from __future__ import annotations
 

@@ -16,24 +16,11 @@ from companion.rules.names import name_key, player_name
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
-class Position:
-    """A checked /api/resolve request: the table, the plays, the choices, the deck."""
-
-    def __init__(self, rows, plays, choices, deck):
-        self.rows = rows
-        self.plays = plays
-        self.choices = choices
-        self.deck = deck
-
-
 @bp.post("/resolve")
 def resolve():
     """Resolve a round on a typed-in table, or say which player must choose a row."""
     try:
-        position = parse_position(read_json())
-        result = rules.play_round(
-            position.rows, position.plays, position.choices, deck=position.deck
-        )
+        result = parse_position(read_json()).play()
     except RuleError as error:
         return error_response(error.message(gettext))
     return jsonify(result_json(result))
@@ -58,7 +45,7 @@ def read_json() -> Any:
         raise RuleError(N_("The request body must be JSON.")) from error
 
 
-def parse_position(payload: Any) -> Position:
+def parse_position(payload: Any) -> rules.Position:
     """Check the request's shape and types; the rules module checks the rest."""
     if not isinstance(payload, dict):
         raise RuleError(N_("The request body must be a JSON object."))
@@ -69,7 +56,7 @@ def parse_position(payload: Any) -> Position:
     rows = parse_rows(payload.get("rows"))
     plays = parse_plays(payload.get("plays"))
     choices = parse_choices(payload.get("choices", {}), plays)
-    return Position(rows, plays, choices, deck)
+    return rules.Position(rows, plays, choices, deck)
 
 
 def parse_deck(value: Any) -> int:

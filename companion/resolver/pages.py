@@ -44,14 +44,11 @@ WORKED_EXAMPLE = {
 
 
 @dataclass
-class Position:
-    """A position read from the form: rows as typed tokens, plays keyed by line."""
+class TypedPosition(rules.Position):
+    """A position read from the form: rows as typed tokens, plays and choices keyed by
+    line; also each line's player name and what is wrong, by field."""
 
-    rows: list[list[str]] = field(default_factory=list)
-    plays: list[tuple[int, str]] = field(default_factory=list)
     names: dict[int, str] = field(default_factory=dict)
-    choices: dict[int, str] = field(default_factory=dict)
-    deck: int = rules.STANDARD_DECK
     errors: dict[str, str] = field(default_factory=dict)
 
 
@@ -116,12 +113,12 @@ def form_context(values: MultiDict) -> dict:
     return {"form": typed, "lines": lines, "decks": decks, "errors": {}}
 
 
-def read_position(values: MultiDict) -> Position:
+def read_position(values: MultiDict) -> TypedPosition:
     """Read the rows, the play lines, the row choices and the deck; note bad names and decks."""
     rows = [
         [card for card in SEPARATORS.split(values.get(name, "")) if card] for name in ROW_FIELDS
     ]
-    position = Position(rows=rows)
+    position = TypedPosition(rows=rows)
     deck = values.get("deck", str(rules.STANDARD_DECK))
     if deck not in {str(size) for size in rules.DECKS}:
         position.errors["deck"] = gettext("Choose a deck from the list.")
@@ -155,33 +152,19 @@ def name_error(name: str, seen: set[str]) -> str | None:
     return None
 
 
-def play(position: Position) -> rules.RoundResult | None:
+def play(position: TypedPosition) -> rules.RoundResult | None:
     """Resolve the position with the engine; on a rule broken, note it by its field."""
     if position.errors:
         return None
     try:
-        return rules.play_round(
-            position.rows,
-            position.plays,
-            position.choices,
-            deck=position.deck,
-            name=position.names.__getitem__,
-        )
+        return position.play(name=position.names.__getitem__)
     except RuleError as error:
-        position.errors[field_for(error.subject)] = error.message(gettext)
+        field_name = present.field_for(error, card="card{}", row="row{}")
+        position.errors[field_name] = error.message(gettext)
         return None
 
 
-def field_for(subject) -> str:
-    """Return the form field a RuleError's subject belongs to."""
-    if isinstance(subject, tuple) and subject[0] == "row":
-        return f"row{subject[1]}"
-    if isinstance(subject, int):  # a play line
-        return f"card{subject}"
-    return "form"
-
-
-def result_context(result: rules.RoundResult, position: Position, values: MultiDict) -> dict:
+def result_context(result: rules.RoundResult, position: TypedPosition, values: MultiDict) -> dict:
     """Return the steps, and either the row choice to make or the rows and bulls after."""
     name = position.names.__getitem__
     context: dict = {"steps": present.step_views(result.steps, name), "has_result": True}

@@ -58,6 +58,7 @@ from companion.rules.explain import (
 )
 from companion.rules.game import (
     GameState,
+    game_finished,
     replay_game,
 )
 from companion.rules.match import (
@@ -77,6 +78,7 @@ from companion.rules.names import (
 )
 from companion.rules.table import (
     ChoiceNeeded,
+    Position,
     RoundResult,
     RowOption,
     Step,
@@ -116,6 +118,7 @@ __all__ = [
     "Gettext",
     "Ngettext",
     "Player",
+    "Position",
     "RoundResult",
     "RowOption",
     "Rows",
@@ -132,6 +135,7 @@ __all__ = [
     "deck_size",
     "explain",
     "explain_choice",
+    "game_finished",
     "lowest",
     "match_totals",
     "name_key",

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from companion.rules.cards import (
+    HAND_SIZE,
     Player,
     Rows,
     pile_bulls,
@@ -15,6 +16,12 @@ from companion.rules.table import (
     RoundResult,
     Table,
 )
+
+
+def game_finished(rounds_placed: int, pending: ChoiceNeeded | None) -> bool:
+    """A game is over once every player's hand is played: ten rounds, the last one placed
+    to the end (no row choice still to make)."""
+    return rounds_placed == HAND_SIZE and pending is None
 
 
 class GameState(NamedTuple):
@@ -28,6 +35,11 @@ class GameState(NamedTuple):
     def pending(self) -> ChoiceNeeded | None:
         """The choice the last round waits for, if any."""
         return self.rounds[-1].pending if self.rounds else None
+
+    @property
+    def finished(self) -> bool:
+        """True once the game is over (``game_finished``)."""
+        return game_finished(len(self.rounds), self.pending)
 
     @property
     def played(self) -> frozenset[int]:

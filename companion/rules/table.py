@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -292,3 +293,19 @@ def play_round(
             card=card,
         )
     return result
+
+
+@dataclass
+class Position:
+    """A round to settle with no stored match: the rows, who plays which card, the row
+    choices made so far, the deck. The JSON API reads one, the resolver form a
+    ``TypedPosition`` of it."""
+
+    rows: list = field(default_factory=list)
+    plays: list = field(default_factory=list)
+    choices: dict = field(default_factory=dict)
+    deck: int = STANDARD_DECK
+
+    def play(self, name: Callable[[Player], str] = str) -> RoundResult:
+        """Check the round against every rule and resolve it (``play_round``)."""
+        return play_round(self.rows, self.plays, self.choices, deck=self.deck, name=name)

@@ -34,32 +34,31 @@ class Chart(NamedTuple):
     bottom: int
 
 
-def line_chart(
-    labels: Sequence[str], series: Sequence[Sequence[int]], limit: int | None = None
-) -> Chart:
-    """Lay out one line per label over points 0..n (values start at 0 before point 1)."""
-    count = max((len(values) for values in series), default=0)
-    top = max([limit or 0, *(max(values, default=0) for values in series), 1])
-    plot_w = WIDTH - PAD_LEFT - PAD_RIGHT
-    plot_h = HEIGHT - PAD_TOP - PAD_BOTTOM
+class Scale(NamedTuple):
+    """Where a chart's points go: ``slots`` steps across, values ``low``..``high`` up."""
 
-    def x(index: int) -> float:
-        return round(PAD_LEFT + plot_w * index / max(count, 1), 1)
+    slots: int
+    low: float
+    high: float
 
-    def y(value: int) -> float:
-        return round(PAD_TOP + plot_h * (1 - value / top), 1)
+    def x(self, index: int) -> float:
+        """The x of point ``index`` (0 at the left edge of the plot)."""
+        return round(PAD_LEFT + (WIDTH - PAD_LEFT - PAD_RIGHT) * index / max(self.slots, 1), 1)
 
-    lines = []
-    for number, (label, values) in enumerate(zip(labels, series, strict=True)):
-        coords = [(x(0), y(0))] + [(x(i), y(v)) for i, v in enumerate(values, 1)]
+    def y(self, value: float) -> float:
+        """The y of ``value`` (``high`` at the top of the plot)."""
+        plot_h = HEIGHT - PAD_TOP - PAD_BOTTOM
+        return round(PAD_TOP + plot_h * (self.high - value) / (self.high - self.low), 1)
+
+    def line(self, label: str, values: Sequence[float], number: int, first: int = 0) -> Line:
+        """One labelled line through ``values``, the first at point ``first``."""
+        coords = [(self.x(index), self.y(value)) for index, value in enumerate(values, first)]
         points = " ".join(f"{px},{py}" for px, py in coords)
-        end_x, end_y = coords[-1]
-        lines.append(Line(label, points, end_x, end_y, f"series-{number % SERIES}"))
-    spread_labels(lines)
-    step = max(1, top // 4)
-    y_ticks = [(y(value), value) for value in range(0, top + 1, step)]
-    x_ticks = [(x(index), index) for index in range(1, count + 1)]
-    limit_y = y(limit) if limit else None
+        return Line(label, points, *coords[-1], f"series-{number % SERIES}")
+
+
+def framed(lines: list[Line], y_ticks: list, x_ticks: list, limit_y: float | None) -> Chart:
+    """A chart of these lines and ticks in the one frame every chart shares."""
     return Chart(
         WIDTH,
         HEIGHT,
@@ -71,6 +70,24 @@ def line_chart(
         WIDTH - PAD_RIGHT,
         HEIGHT - PAD_BOTTOM,
     )
+
+
+def line_chart(
+    labels: Sequence[str], series: Sequence[Sequence[int]], limit: int | None = None
+) -> Chart:
+    """Lay out one line per label over points 0..n (values start at 0 before point 1)."""
+    count = max((len(values) for values in series), default=0)
+    top = max([limit or 0, *(max(values, default=0) for values in series), 1])
+    scale = Scale(count, 0, top)
+    lines = [
+        scale.line(label, [0, *values], number)
+        for number, (label, values) in enumerate(zip(labels, series, strict=True))
+    ]
+    spread_labels(lines)
+    step = max(1, top // 4)
+    y_ticks = [(scale.y(value), value) for value in range(0, top + 1, step)]
+    x_ticks = [(scale.x(index), index) for index in range(1, count + 1)]
+    return framed(lines, y_ticks, x_ticks, scale.y(limit) if limit else None)
 
 
 def spread_labels(lines: list[Line], gap: float = 11) -> None:

@@ -186,3 +186,15 @@ def _bull_words(_locale: str, count: int) -> str:
 
 # Templates call these: the _table.html macros take plain rows and build their views.
 TEMPLATE_GLOBALS = {"row_views": row_views, "bulls": rules.bulls, "bull_words": bull_words}
+
+
+def field_for(error: rules.RuleError, card: str, row: str | None = None) -> str:
+    """The form field a rules message belongs next to: the card of the play it names
+    (``card`` formatted with the play's key), the row (``row`` with its number), or the
+    whole form."""
+    subject = error.subject
+    if row is not None and isinstance(subject, tuple) and subject[0] == "row":
+        return row.format(subject[1])
+    if isinstance(subject, int):
+        return card.format(subject)
+    return "form"
