@@ -19,9 +19,9 @@ from datetime import timedelta
 from sqlalchemy import insert
 
 from companion import derived, rules
+from companion.backup.load import COPIED
 from companion.db import db
 from companion.derived import figures
-from companion.household.players import name_key
 from companion.models import (
     Game,
     GameResult,
@@ -34,6 +34,7 @@ from companion.models import (
     Seat,
     utcnow,
 )
+from companion.rules.names import name_key
 
 NAMES = ("Anna", "Ben", "Cleo", "Dan", "Eva", "Finn", "Greta", "Hans", "Ida", "Jürgen")
 MATCHES = 5_000
@@ -68,19 +69,7 @@ def simulate_cards(rng: random.Random, players: list[int], deck: int):
 class History:
     """Rows to insert, with ids handed out here so one executemany per table suffices."""
 
-    TABLES = (
-        Match,
-        Seat,
-        Game,
-        Round,
-        Play,
-        RowChoice,
-        Score,
-        GameResult,
-        derived.PlayerGameStat,
-        derived.NemesisCount,
-        derived.PlayerMatchStat,
-    )
+    TABLES = COPIED  # every table a backup holds, parents first: the import's order
 
     def __init__(self) -> None:
         self.rows: dict[type, list[dict]] = {model: [] for model in self.TABLES}
