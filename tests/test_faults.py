@@ -20,11 +20,14 @@ import sys
 from pathlib import Path
 
 import conftest
+import psycopg
 import pytest
 from conftest import make_app
 from driver import add_players, enter_round
 from flask import abort
-from sqlalchemy import event
+from sqlalchemy import create_engine, event
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import NullPool
 
 from companion import create_app
 from companion.db import DatabaseBusy, DatabaseUnavailable, db
@@ -44,6 +47,12 @@ def database_path(app) -> str:
 @contextlib.contextmanager
 def held_by_another_program(app):
     """Hold a write transaction on the app's database from another connection."""
+    with app.app_context():
+        url = db.engine.url
+    if url.get_backend_name() == "postgresql":
+        with locked_by_psql(url):
+            yield
+        return
     other = sqlite3.connect(database_path(app), isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
@@ -64,7 +73,24 @@ def held_by_another_worker(app):
         os.close(descriptor)
 
 
-HOLDERS = [held_by_another_program, held_by_another_worker]
+@contextlib.contextmanager
+def locked_by_psql(url):
+    """PostgreSQL: another program's transaction locks every table against writers."""
+    engine = create_engine(url, poolclass=NullPool)
+    tables = ", ".join(f'"{table.name}"' for table in db.metadata.sorted_tables)
+    try:
+        with engine.connect() as other:
+            other.exec_driver_sql(f"LOCK TABLE {tables} IN EXCLUSIVE MODE")  # reads go on
+            yield
+            other.rollback()
+    finally:
+        engine.dispose()
+
+
+HOLDERS = [
+    held_by_another_program,
+    pytest.param(held_by_another_worker, marks=pytest.mark.sqlite_only("the writer lock file")),
+]
 
 
 def count(app, model) -> int:
@@ -244,6 +270,7 @@ def on_every_connection(app, pragma: str):
         engine.dispose()
 
 
+@pytest.mark.sqlite_only("PRAGMA query_only (PostgreSQL: test_postgresql.py)")
 def test_a_database_turned_read_only_answers_503_and_still_shows_pages(app, client, table):
     (anna, ben, cleo), match_id = table
     with on_every_connection(app, "PRAGMA query_only = ON"):
@@ -275,6 +302,7 @@ def fill_to_the_limit(app) -> None:
     raw.close()
 
 
+@pytest.mark.sqlite_only("PRAGMA max_page_count")
 def test_a_full_database_answers_503_saves_nothing_and_keeps_serving(app, client):
     anna, ben = add_players(client, "Anna", "Ben")
     fill_to_the_limit(app)
@@ -363,3 +391,22 @@ def test_a_writer_lock_file_that_cannot_be_opened_is_named_by_its_cause(number, 
         raise DatabaseUnavailable("lock file") from OSError(number, os.strerror(number))
     except DatabaseUnavailable as error:
         assert fault_of(error) == fault
+
+
+@pytest.mark.parametrize(
+    ("error", "fault"),
+    [
+        (psycopg.errors.LockNotAvailable("canceling statement due to lock timeout"), "busy"),
+        (psycopg.errors.DeadlockDetected("deadlock detected"), "busy"),
+        (psycopg.errors.ReadOnlySqlTransaction("read-only transaction"), "read-only"),
+        (psycopg.errors.DiskFull("could not extend file"), "full"),
+        (psycopg.errors.AdminShutdown("terminating connection"), "unavailable"),
+        (psycopg.OperationalError("connection failed: Connection refused"), "unavailable"),
+        (psycopg.errors.UniqueViolation("duplicate key"), None),  # the request's own
+        (psycopg.errors.NumericValueOutOfRange("integer out of range"), None),  # a bug: 500
+        (psycopg.DataError("cannot contain NUL (0x00) bytes"), None),
+    ],
+)
+def test_postgresql_errors_are_told_apart_by_their_sqlstate(error, fault):
+    wrapped = DBAPIError.instance("SELECT 1", {}, error, psycopg.Error)
+    assert fault_of(wrapped) == fault
