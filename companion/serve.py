@@ -20,10 +20,10 @@ from companion import create_app
 from companion.backup.copies import copy_daily_in_background, database_file
 from companion.backup.restore import hold_serving_lock
 from companion.db import db
-from companion.derived import PlayerMatchStat, rebuild
+from companion.derived import PlayerMatchStat
 from companion.models import Seat
 from companion.sqlite import checkpoint_in_background
-from companion.store import writing
+from companion.store import rebuild_matches
 from companion.web.faults import StorageError
 from companion.web.network import phone_url, print_qr
 
@@ -80,8 +80,7 @@ def fill_statistics() -> None:
     has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
     has_statistics = db.session.scalar(select(PlayerMatchStat.id).limit(1)) is not None
     if has_matches and not has_statistics:
-        with writing():
-            rebuild(check=False, echo=lambda line: None)
+        rebuild_matches(echo=lambda line: None)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -222,6 +222,8 @@ class Import:
                         for model, kind in OWN_IDS.items()
                     }
                     for model in COPIED:
+                        if model is derived.PlayerMatchStat:  # the last: held until commit
+                            derived.in_commit_order(connection)
                         connection.execute(merge_statement(model, tables, offsets))
                 self.report.merge_seconds = time.monotonic() - started  # committed
         except OperationalError as error:

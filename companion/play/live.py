@@ -68,15 +68,15 @@ def poll(match_id: int):
     etag = f'"{version}-{view}-{level}-{mine}-{get_locale()}"'
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
-    key = (match_id, version, view, level, str(get_locale()))
+    key = (match_id, player_token, version, view, level, str(get_locale()))
     regions = RENDERS.get(key)
     if regions is None:
-        state = replayed(match_id, version, table_version)
+        state = replayed(match_id, version, table_version, player_token)
         regions = RENDERS.put(key, render_regions(state, view))
     form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
-        state = replayed(match_id, version, table_version)
+        state = replayed(match_id, version, table_version, player_token)
         entry = compact(render("matches/_entry.html", **board(state), form={}, errors={}, oob=True))
     poller = compact(
         render(
