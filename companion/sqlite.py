@@ -215,18 +215,20 @@ _checkpoints = {"background": False}
 CHECKPOINT_EVERY = 1.0  # seconds between checkpoints of a server process
 
 
-def checkpoint_in_background(app) -> threading.Thread:
+def checkpoint_in_background(app) -> threading.Thread | None:
     """Copy the write-ahead log into the database from a thread of its own (the server).
 
     By default SQLite checkpoints inside the commit that takes the log past 1,000
     pages. While phones read all the time the log cannot start over, so every commit
     then tried again: inside the write lock that the other phones' writes wait for.
     A server process instead checkpoints once a second, outside any write; the other
-    processes (the CLI, tests) keep SQLite's default.
+    processes (the CLI, tests) keep SQLite's default. Another database: no thread.
     """
-    _checkpoints["background"] = True
     with app.app_context():
         engine = db.engine
+    if engine.dialect.name != "sqlite":
+        return None
+    _checkpoints["background"] = True
     thread = threading.Thread(
         target=_checkpoint_forever, args=(engine,), daemon=True, name="checkpoints"
     )
