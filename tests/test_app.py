@@ -371,6 +371,7 @@ def test_print_qr(capsys):
     assert len(lines) == (width + 1) // 2  # square: each text line holds two module rows
 
 
+@pytest.mark.sqlite_only("SQLite's pragma")
 def test_database_is_sqlite_with_foreign_keys(app):
     """SQLite connections enforce foreign keys."""
     with app.app_context():

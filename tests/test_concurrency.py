@@ -14,6 +14,8 @@ from waitress import create_server
 from companion.db import db
 from companion.models import Match, PendingCard, Play, Round, RowChoice
 
+pytestmark = pytest.mark.database  # the write path on PostgreSQL's row locks too
+
 PHONES = 20
 
 

@@ -75,7 +75,7 @@ def server_env(tmp_path, **env) -> dict:
     """The environment of a server on ``tmp_path``'s database."""
     return {
         **os.environ,
-        "COMPANION_DATABASE_URL": f"sqlite:///{tmp_path / 'workers.sqlite'}",
+        "COMPANION_DATABASE_URL": conftest.database_url(tmp_path / "workers.sqlite"),
         "COMPANION_SECRET_KEY": "test-secret-key",
         **env,
     }
@@ -136,6 +136,7 @@ def count(app, model) -> int:
         return db.session.scalar(db.select(db.func.count()).select_from(model))
 
 
+@pytest.mark.database  # gunicorn's workers on PostgreSQL too
 def test_two_workers_serve_one_socket_and_store_each_entry_once(workers):
     _, base, app = workers
     (anna, ben, cleo), match_id, phones = joined_phones(app, base, PHONES)
