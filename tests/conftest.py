@@ -98,6 +98,7 @@ def postgresql_server(request):
     if not on_postgresql(request.config):
         yield None
         return
+    require(Server.installed(), "PostgreSQL's pg_ctl not found (Debian: apt install postgresql)")
     started = time.monotonic()
     server = Server().start()
     try:
@@ -133,10 +134,11 @@ def pytest_terminal_summary(terminalreporter, config):
         )
 
 
-def database_url(database: Path) -> str:
-    """The URL of the test database standing for the SQLite file ``database``."""
+def database_url(database: Path, empty: bool = False) -> str:
+    """The URL of the test database standing for the SQLite file ``database``: on
+    PostgreSQL with every table, or none (``empty``, as a new SQLite file has)."""
     databases = POSTGRESQL.get("databases")
-    return databases.url_for(database) if databases else f"sqlite:///{database}"
+    return databases.url_for(database, empty) if databases else f"sqlite:///{database}"
 
 
 def testing_config(database: Path, **overrides) -> dict:

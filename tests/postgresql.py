@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -73,6 +74,15 @@ class Server:
             user=USER,
             postgres_options=SERVER_OPTIONS,
         )
+
+    @staticmethod
+    def installed() -> bool:
+        """True when tests/pg_ctl finds PostgreSQL's pg_ctl."""
+        try:
+            found = subprocess.run([PG_CTL, "--version"], capture_output=True, check=False)
+        except OSError:
+            return False
+        return found.returncode == 0
 
     def start(self) -> Server:
         """initdb and start; the server's log is in the error if it does not come up."""
@@ -143,10 +153,13 @@ class Databases:
         self.taken: list[str] | None = None  # in a test: what it took, to empty after
         self.empties: list[str] = []  # databases without tables, dropped after the test
 
-    def url_for(self, path: Path | str) -> str:
-        """The URL of the database that stands for ``path`` (the same all through a test)."""
+    def url_for(self, path: Path | str, empty: bool = False) -> str:
+        """The URL of the database that stands for ``path`` (the same all through a test):
+        a copy of the template, or (``empty``) one without tables, for the migrations."""
         key = str(path)
-        if key not in self.named:
+        if key not in self.named and empty:
+            self.named[key] = self.new_empty()
+        elif key not in self.named:
             self.named[key] = name = self.free.pop() if self.free else self.new()
             if self.taken is not None:  # taken outside a test: kept for the session
                 self.taken.append(name)
@@ -163,13 +176,13 @@ class Databases:
         )
         return name
 
-    def empty(self) -> str:
-        """The URL of a new database without tables (migrations), dropped after the test."""
+    def new_empty(self) -> str:
+        """A new database without tables, dropped after the test."""
         self.made += 1
         name = f"companion_empty_{self.made}"
         self.admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         self.empties.append(name)
-        return self.server.url(name)
+        return name
 
     def begin_test(self) -> None:
         """A test starts: what it takes is emptied when it ends."""

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import conftest
 import pytest
@@ -58,7 +59,7 @@ def empty_app(monkeypatch):
     """An app on a PostgreSQL database without tables, for the migrations."""
     # env.py configures logging from alembic.ini; not our business inside pytest.
     monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
-    url = conftest.POSTGRESQL["databases"].empty()
+    url = conftest.database_url("empty", empty=True)
     return create_app(conftest.testing_config("unused", SQLALCHEMY_DATABASE_URI=url))
 
 
@@ -347,13 +348,15 @@ def test_a_card_sent_to_one_app_ends_the_quiet_polls_of_the_other(app, client, s
 
 @pytest.mark.slow
 def test_two_servers_share_one_database(tmp_path):
-    """A club's two app servers: a card sent to one ends the other's quiet polls, and a
-    rename on one shows on the other's match page (the version decides, not memory)."""
+    """A club's two app servers, started at once on a new database (one migrates, the
+    other finds it done): a card sent to one ends the other's quiet polls, and a rename
+    on one shows on the other's match page (the version decides, not memory)."""
     club = tmp_path / "club.sqlite"  # stands for the club's database (tests/postgresql.py)
-    env = {"COMPANION_DATABASE_URL": conftest.database_url(club)}
-    first, first_port = start_server(tmp_path, workers=2, **env)  # gunicorn
+    env = {"COMPANION_DATABASE_URL": conftest.database_url(club, empty=True)}
+    with ThreadPoolExecutor() as starting:  # gunicorn's workers, and waitress
+        both = [starting.submit(start_server, tmp_path, workers, **env) for workers in (2, 1)]
+    (first, first_port), (second, second_port) = [started.result() for started in both]
     try:
-        second, second_port = start_server(tmp_path, workers=1, **env)  # waitress
         try:
             app = create_app(conftest.testing_config(club))
             _, (anna, ben, _cleo), match_id, (at_first,) = joined(
