@@ -1,5 +1,6 @@
 # make run   install into .venv and serve the companion on the LAN
-# make test  install the test tools too, lint, and run every test (Chromium included)
+# make test  install the test tools too, lint, and run every test (Chromium included),
+#            then the database tests again on PostgreSQL (a server of their own)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -24,6 +25,7 @@ test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest
+	$(BIN)/pytest --database=postgresql
 
 lint: $(STAMPS)/install-test
 	$(BIN)/ruff check .

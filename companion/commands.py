@@ -8,7 +8,7 @@ from flask.cli import with_appcontext
 
 from companion.backup import register_cli
 from companion.derived import rebuild
-from companion.store import writing
+from companion.store import rebuild_matches
 
 
 @click.command("rebuild")
@@ -16,11 +16,7 @@ from companion.store import writing
 @click.option("--check", is_flag=True, help="Only report disagreements; change nothing.")
 def rebuild_command(check: bool) -> None:
     """Replay every match from its stored inputs: games' results and statistics, compared."""
-    if check:
-        rebuilt = rebuild(check=True, echo=click.echo)
-    else:
-        with writing():
-            rebuilt = rebuild(check=False, echo=click.echo)
+    rebuilt = rebuild(check=True, echo=click.echo) if check else rebuild_matches(click.echo)
     verb = "found" if check else "rebuilt"
     click.echo(
         f"{rebuilt.games} games replayed, {rebuilt.differing_games} {verb} differing "

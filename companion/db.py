@@ -38,6 +38,13 @@ WRITE = "companion_write"  # execution option: this transaction writes (companio
 WRITE_WAIT = 3.0  # seconds a phone's write waits for the database before a 503 (WRITE_WAIT)
 
 
+def lock_timeout(wait: float, local: bool = True) -> str:
+    """PostgreSQL's statement that waits ``wait`` seconds at most for a lock, for the
+    transaction (``local``) or the connection: past it, the database's error is BUSY."""
+    scope = "SET LOCAL" if local else "SET"
+    return f"{scope} lock_timeout = '{round(wait * 1000)}ms'"
+
+
 class DatabaseBusy(Exception):
     """A write could not have the database within WRITE_WAIT seconds (answered 503)."""
 

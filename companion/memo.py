@@ -2,7 +2,10 @@
 
 A match's version rises with every stored input and never goes back, so whatever is
 computed from a version (its replay, its rendered live regions) stays true for as long
-as it is kept. Each app has its own database, so each app has its own caches.
+as it is kept. Every key holds what the database says (a match's version and token,
+the leaderboard's fingerprint), never what this process remembers, so the processes
+and servers that share one database show the same. Each app has its own database, so
+each app has its own caches.
 """
 
 from __future__ import annotations

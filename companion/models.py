@@ -17,7 +17,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from companion.db import db
 
-MAX_ID = 2**63 - 1  # SQLite's largest integer: no row id is above it
+# No row id is above PostgreSQL's integer (SQLite's would go on to 2**63 - 1): a larger
+# id in a URL or form is one that does not exist, never an error of the database.
+MAX_ID = 2**31 - 1
 
 
 def utcnow() -> datetime:

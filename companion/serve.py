@@ -11,19 +11,21 @@ import errno
 import os
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import waitress
 from flask_migrate import upgrade
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from companion import create_app
 from companion.backup.copies import copy_daily_in_background, database_file
 from companion.backup.restore import hold_serving_lock
 from companion.db import db
-from companion.derived import PlayerMatchStat, rebuild
+from companion.derived import PlayerMatchStat
 from companion.models import Seat
 from companion.sqlite import checkpoint_in_background
-from companion.store import writing
+from companion.store import rebuild_matches
 from companion.web.faults import StorageError
 from companion.web.network import phone_url, print_qr
 
@@ -80,8 +82,27 @@ def fill_statistics() -> None:
     has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
     has_statistics = db.session.scalar(select(PlayerMatchStat.id).limit(1)) is not None
     if has_matches and not has_statistics:
-        with writing():
-            rebuild(check=False, echo=lambda line: None)
+        rebuild_matches(echo=lambda line: None)
+
+
+MIGRATING = 61041002  # PostgreSQL advisory lock key (the import's is 61041000)
+
+
+@contextmanager
+def one_server_at_a_time() -> Iterator[None]:
+    """Servers starting together on one PostgreSQL migrate one after the other: the
+    next finds the tables there. (SQLite serves one machine, started once.)"""
+    if db.engine.dialect.name != "postgresql":
+        yield
+        return
+    with db.engine.connect() as connection:
+        connection.execute(select(func.pg_advisory_lock(MIGRATING)))
+        connection.commit()
+        try:
+            yield
+        finally:
+            connection.execute(select(func.pg_advisory_unlock(MIGRATING)))
+            connection.commit()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -96,8 +117,9 @@ def main(argv: list[str] | None = None) -> None:
     except StorageError as error:
         raise SystemExit(error.format_message()) from None
     with app.app_context():
-        upgrade()
-        fill_statistics()
+        with one_server_at_a_time():
+            upgrade()
+            fill_statistics()
         db.engine.dispose()  # no connection may cross into a forked worker
     try:  # only now: a phone (or a script waiting for the port) must find the tables there
         listener.listen(BACKLOG)

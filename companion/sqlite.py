@@ -6,6 +6,7 @@
   IMMEDIATE, after queueing on a writer lock: threads on a thread lock, the server's
   worker processes on a file lock beside the database, each for WRITE_WAIT at most.
 - Server processes checkpoint the write-ahead log from a thread of their own.
+- A quiet live poll reads its match's version on a plain connection of its thread.
 """
 
 import logging
@@ -214,18 +215,20 @@ _checkpoints = {"background": False}
 CHECKPOINT_EVERY = 1.0  # seconds between checkpoints of a server process
 
 
-def checkpoint_in_background(app) -> threading.Thread:
+def checkpoint_in_background(app) -> threading.Thread | None:
     """Copy the write-ahead log into the database from a thread of its own (the server).
 
     By default SQLite checkpoints inside the commit that takes the log past 1,000
     pages. While phones read all the time the log cannot start over, so every commit
     then tried again: inside the write lock that the other phones' writes wait for.
     A server process instead checkpoints once a second, outside any write; the other
-    processes (the CLI, tests) keep SQLite's default.
+    processes (the CLI, tests) keep SQLite's default. Another database: no thread.
     """
-    _checkpoints["background"] = True
     with app.app_context():
         engine = db.engine
+    if engine.dialect.name != "sqlite":
+        return None
+    _checkpoints["background"] = True
     thread = threading.Thread(
         target=_checkpoint_forever, args=(engine,), daemon=True, name="checkpoints"
     )
@@ -255,6 +258,38 @@ def checkpoint(engine) -> None:
         connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     finally:
         connection.close()
+
+
+class VersionReader:
+    """A match's version, read before Flask runs (``companion.play.live.QuietPolls``).
+
+    Each thread keeps a plain sqlite3 connection in autocommit, so every read sees the
+    latest write and costs no more than the query.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.local = threading.local()
+
+    def __call__(self, match_id: int) -> int | None:
+        """The version, or None (no such match, not migrated yet, or busy: Flask answers)."""
+        try:
+            row = (
+                self.connection()
+                .execute("SELECT version FROM match WHERE id = ?", (match_id,))
+                .fetchone()
+            )
+        except sqlite3.Error:
+            return None
+        return row[0] if row else None
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's own connection."""
+        connection = getattr(self.local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, isolation_level=None, timeout=5)
+            self.local.connection = connection
+        return connection
 
 
 os.register_at_fork(after_in_child=_forget_writer_locks)

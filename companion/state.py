@@ -152,15 +152,15 @@ TABLES = Memo("tables", 256)  # the replay behind each table_version
 
 def current_state(match_id: int) -> MatchState:
     """The match as it is now, for reading (404 if there is none); see ``replayed``."""
-    versions = db.session.execute(
-        select(Match.version, Match.table_version).where(Match.id == match_id)
+    stamp = db.session.execute(
+        select(Match.version, Match.table_version, Match.player_token).where(Match.id == match_id)
     ).first()
-    if versions is None:
+    if stamp is None:
         abort(404)
-    return replayed(match_id, *versions)
+    return replayed(match_id, *stamp)
 
 
-def replayed(match_id: int, version: int, table_version: int) -> MatchState:
+def replayed(match_id: int, version: int, table_version: int, token: str) -> MatchState:
     """The match at ``version`` (read in this transaction), replayed once and shared.
 
     Every phone of a table asks for the same version within seconds of each other: the
@@ -170,22 +170,35 @@ def replayed(match_id: int, version: int, table_version: int) -> MatchState:
     reads was loaded by the replay. Writes that change ORM objects (undo) replay their
     own with ``match_state``.
 
+    The versions are read from the database, so every server process, and every server
+    sharing one PostgreSQL, shows the same. They count per match, and a match's id can
+    come back after the match was deleted (SQLite hands out the largest id again; an
+    import counts on from the largest): the player link's ``token``, new for every
+    match, tells the two apart. On PostgreSQL each statement of the replay reads the
+    latest commit, so a replay may hold a newer entry than its version says, never an
+    older one; a write's version check still decides (``companion.store``).
+
     Every write but hidden cards raises ``table_version`` too. So a version whose
     table_version was replayed before differs from that replay only by the cards
     waiting to be revealed: it is that replay with this version's hidden cards, one
     small query instead of a replay (a table's six phones send their cards one by one).
     """
-    state = REPLAYS.get((match_id, version))
+    state = REPLAYS.get((match_id, token, version))
     if state is None:
-        table = TABLES.get((match_id, table_version))
+        table = TABLES.get((match_id, token, table_version))
         if table is not None and table.current is not None:
             state = with_hidden_cards(table, version)
         else:
             state = match_state(db.get_or_404(Match, match_id))
             detach(state)
-            TABLES.put((match_id, state.match.table_version), state)
-        REPLAYS.put((match_id, state.version), state)
+            TABLES.put(replay_key(state, state.match.table_version), state)
+        REPLAYS.put(replay_key(state, state.version), state)
     return state
+
+
+def replay_key(state: MatchState, version: int) -> tuple[int, str, int]:
+    """Where a replay is kept: its match, the match's token and a version of it."""
+    return state.match.id, state.match.player_token, version
 
 
 def with_hidden_cards(table: MatchState, version: int) -> MatchState:

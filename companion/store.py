@@ -32,8 +32,8 @@ from flask import current_app
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from companion.db import WRITE, WRITE_WAIT, db
-from companion.derived import PlayerMatchStat, refresh_match
+from companion.db import WRITE, WRITE_WAIT, db, lock_timeout
+from companion.derived import PlayerMatchStat, Rebuilt, rebuild, refresh_match
 from companion.models import Game, Match, PendingCard
 from companion.state import MatchState, current_state, game_state, sync_results
 
@@ -106,24 +106,39 @@ def write_matches(match_ids: list[int], statement) -> None:
     name), raising the version of every one of those matches, in one write."""
     with writing(*match_ids):
         db.session.execute(statement)
-        if match_ids:
-            db.session.execute(
-                update(Match)
-                .where(Match.id.in_(match_ids))
-                .values(version=Match.version + 1, table_version=Match.table_version + 1)
-                .execution_options(synchronize_session=False)
-            )
+        raise_versions(match_ids)
+
+
+def rebuild_matches(echo: Callable[[str], None]) -> Rebuilt:
+    """Replay every match and put its derived rows right (``flask rebuild``), in one write
+    that holds every match: the version of each match that differed rises, so no server
+    shows what it kept of the old results."""
+    with writing(every_match=True):
+        rebuilt = rebuild(check=False, echo=echo)
+        raise_versions(list(rebuilt.differing))
+    return rebuilt
+
+
+def raise_versions(match_ids: list[int]) -> None:
+    """Raise the versions of these matches (inside a write that holds them)."""
+    if match_ids:
+        db.session.execute(
+            update(Match)
+            .where(Match.id.in_(match_ids))
+            .values(version=Match.version + 1, table_version=Match.table_version + 1)
+            .execution_options(synchronize_session=False)
+        )
 
 
 @contextmanager
-def writing(*match_ids: int) -> Iterator[None]:
+def writing(*match_ids: int, every_match: bool = False) -> Iterator[None]:
     """One write transaction, asked for explicitly: committed when the block ends,
     rolled back if it raises. Whatever the session read before ends first."""
     db.session.rollback()
     connection = db.session.connection(execution_options={WRITE: True})
     try:
         if connection.dialect.name == "postgresql":
-            lock_rows(match_ids)
+            lock_rows(match_ids, every_match)
         yield
         db.session.commit()
     except BaseException:
@@ -131,13 +146,19 @@ def writing(*match_ids: int) -> Iterator[None]:
         raise
 
 
-def lock_rows(match_ids) -> None:
+def lock_rows(match_ids, every_match: bool) -> None:
     """Queue this write behind the others of the same matches (PostgreSQL), for at most
-    WRITE_WAIT seconds: past it, the database's error becomes a 503 (web.faults)."""
+    WRITE_WAIT seconds: past it, the database's error becomes a 503 (web.faults).
+
+    SQLite has one writer at a time: there the writer lock holds every match.
+    """
     wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
-    db.session.execute(text(f"SET LOCAL lock_timeout = '{round(wait * 1000)}ms'"))
-    if match_ids:
-        db.session.execute(select(Match.id).where(Match.id.in_(match_ids)).with_for_update())
+    db.session.execute(text(lock_timeout(wait)))
+    if match_ids or every_match:
+        query = select(Match.id).order_by(Match.id).with_for_update()
+        if not every_match:
+            query = query.where(Match.id.in_(match_ids))
+        db.session.execute(query)
 
 
 def raise_version(match_id: int, version: int, hidden: bool) -> bool:

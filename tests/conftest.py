@@ -1,13 +1,21 @@
-"""Fixtures: the app and its clients, a live server, and a phone-sized Chromium."""
+"""Fixtures: the app and its clients, a live server, and a phone-sized Chromium.
+
+``--database=postgresql`` (or COMPANION_TEST_DATABASE=postgresql) runs the tests that
+touch the database on a PostgreSQL server started for the session (tests/postgresql.py):
+those that use the ``app`` fixture or are marked ``database``, except the browser
+tests and those marked ``sqlite_only``; those marked ``postgresql`` run only then.
+"""
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from driver import add_players, start_game, start_match
 from phones import start_server, stop
+from postgresql import Databases, Server
 from waitress import create_server, wasyncore
 
 from companion import create_app
@@ -35,11 +43,114 @@ PHONE = {
 }
 
 
+ENGINES = ("sqlite", "postgresql")
+POSTGRESQL: dict = {}  # "databases": the session's tests/postgresql.Databases, on PostgreSQL
+SESSION = {"started": time.monotonic()}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--database",
+        choices=ENGINES,
+        default=os.environ.get("COMPANION_TEST_DATABASE", "sqlite"),
+        help="run the tests that touch the database on SQLite files (default) or on a "
+        "PostgreSQL server started for the session (tests/postgresql.py)",
+    )
+
+
+def pytest_sessionstart(session):
+    SESSION["started"] = time.monotonic()
+
+
+def on_postgresql(config) -> bool:
+    """True when this session runs on PostgreSQL."""
+    return config.getoption("--database") == "postgresql"
+
+
+def touches_database(item) -> bool:
+    """The test builds an app on a database: the ``app`` fixture, or marked ``database``
+    (or ``postgresql``)."""
+    return "app" in item.fixturenames or any(
+        item.get_closest_marker(name) for name in ("database", "postgresql")
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """On PostgreSQL keep the tests that touch the database (not the browser's, not those
+    about SQLite); on SQLite leave out those about PostgreSQL."""
+    if on_postgresql(config):
+        keep = [
+            item
+            for item in items
+            if touches_database(item)
+            and not item.get_closest_marker("browser")
+            and not item.get_closest_marker("sqlite_only")
+        ]
+    else:
+        keep = [item for item in items if not item.get_closest_marker("postgresql")]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+        items[:] = keep
+
+
+@pytest.fixture(scope="session", autouse=True)
+def postgresql_server(request):
+    """On PostgreSQL: the session's server and its databases (else nothing)."""
+    if not on_postgresql(request.config):
+        yield None
+        return
+    require(Server.installed(), "PostgreSQL's pg_ctl not found (Debian: apt install postgresql)")
+    started = time.monotonic()
+    server = Server().start()
+    try:
+        POSTGRESQL["databases"] = databases = Databases(server)
+        SESSION["server"] = time.monotonic() - started
+        yield server
+        databases.close()
+    finally:
+        POSTGRESQL.clear()
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh_databases(postgresql_server):
+    """On PostgreSQL: the databases this test's apps took are emptied after it."""
+    databases = POSTGRESQL.get("databases")
+    if databases is None:
+        yield
+        return
+    databases.begin_test()
+    yield
+    databases.end_test()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """On PostgreSQL, say so at the end, with how long the server took to start."""
+    if on_postgresql(config):
+        passed = len(terminalreporter.stats.get("passed", []))
+        took = time.monotonic() - SESSION["started"]
+        terminalreporter.write_line(
+            f"PostgreSQL run: {passed} tests passed in {took:.0f} s "
+            f"(the server started in {SESSION.get('server', 0):.1f} s)"
+        )
+
+
+def database_url(database: Path, empty: bool = False) -> str:
+    """The URL of the test database standing for the SQLite file ``database``: on
+    PostgreSQL with every table, or none (``empty``, as a new SQLite file has)."""
+    databases = POSTGRESQL.get("databases")
+    return databases.url_for(database, empty) if databases else f"sqlite:///{database}"
+
+
 def testing_config(database: Path, **overrides) -> dict:
-    """A config for tests: its own SQLite file, a fixed secret, CSRF off unless asked."""
+    """A config for tests: its own database, a fixed secret, CSRF off unless asked.
+
+    The database is the SQLite file ``database``, or on PostgreSQL a database of the
+    test's own that stands for it (tests/postgresql.py).
+    """
     return {
         "TESTING": True,
-        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{database}",
+        "SQLALCHEMY_DATABASE_URI": database_url(database),
         "SECRET_KEY": "test-secret-key",
         "WTF_CSRF_ENABLED": False,
         **overrides,
@@ -56,7 +167,7 @@ def make_app(database: Path, **overrides):
 
 @pytest.fixture
 def app(request, tmp_path):
-    """The app on a fresh SQLite file; @pytest.mark.app_config(KEY=value) adds config."""
+    """The app on a fresh database; @pytest.mark.app_config(KEY=value) adds config."""
     marker = request.node.get_closest_marker("app_config")
     overrides = marker.kwargs if marker else {}
     return make_app(tmp_path / "companion.sqlite", **overrides)

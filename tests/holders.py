@@ -1,10 +1,15 @@
-"""Another program or another worker holding the app's SQLite database, as the fault
-tests provoke it: a write transaction of its own, or the writer lock file."""
+"""Another program or another worker holding the app's database, as the fault tests
+provoke it: a write transaction of its own (on PostgreSQL, table locks), or SQLite's
+writer lock file."""
 
 import contextlib
 import fcntl
 import os
 import sqlite3
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.pool import NullPool
 
 from companion.db import db
 
@@ -18,6 +23,12 @@ def database_path(app) -> str:
 @contextlib.contextmanager
 def held_by_another_program(app):
     """Hold a write transaction on the app's database from another connection."""
+    with app.app_context():
+        url = db.engine.url
+    if url.get_backend_name() == "postgresql":
+        with locked_by_psql(url):
+            yield
+        return
     other = sqlite3.connect(database_path(app), isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
@@ -38,4 +49,21 @@ def held_by_another_worker(app):
         os.close(descriptor)
 
 
-HOLDERS = [held_by_another_program, held_by_another_worker]
+@contextlib.contextmanager
+def locked_by_psql(url):
+    """PostgreSQL: another program's transaction locks every table against writers."""
+    engine = create_engine(url, poolclass=NullPool)
+    tables = ", ".join(f'"{table.name}"' for table in db.metadata.sorted_tables)
+    try:
+        with engine.connect() as other:
+            other.exec_driver_sql(f"LOCK TABLE {tables} IN EXCLUSIVE MODE")  # reads go on
+            yield
+            other.rollback()
+    finally:
+        engine.dispose()
+
+
+HOLDERS = [
+    held_by_another_program,
+    pytest.param(held_by_another_worker, marks=pytest.mark.sqlite_only("the writer lock file")),
+]

@@ -18,6 +18,7 @@ import urllib.request
 from http.cookiejar import CookieJar
 from pathlib import Path
 
+import conftest
 from driver import add_players, start_game, start_match
 
 from companion.db import db
@@ -144,7 +145,7 @@ def server_env(tmp_path, **env) -> dict:
     """The environment of a server on ``tmp_path``'s database."""
     return {
         **os.environ,
-        "COMPANION_DATABASE_URL": f"sqlite:///{tmp_path / 'workers.sqlite'}",
+        "COMPANION_DATABASE_URL": conftest.database_url(tmp_path / "workers.sqlite"),
         "COMPANION_SECRET_KEY": "test-secret-key",
         **env,
     }

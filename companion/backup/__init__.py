@@ -63,6 +63,7 @@ def backup_page(errors: dict[str, str], report: dict | None = None):
         failure=last_failure(folder) if folder else None,
         folder=folder,
         automatic=copy_target(current_app) is not None,
+        postgresql=db.engine.dialect.name == "postgresql",
     )
 
 

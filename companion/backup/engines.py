@@ -32,7 +32,7 @@ try:
 except ImportError:  # Windows: one server process, the thread lock is enough
     fcntl = None
 
-from companion.db import DatabaseBusy
+from companion.db import DatabaseBusy, lock_timeout
 from companion.sqlite import writer_lock
 
 # Any number that other parts of the app do not use as an advisory lock key.
@@ -71,7 +71,17 @@ SQLITE_SHORTCUTS = {"foreign_keys_off": True}
 
 @contextmanager
 def turn_to_write(connection: Connection, wait: float) -> Iterator[None]:
-    """Around the copy's transaction: on SQLite, the writers' queue and no key checks."""
+    """Around the copy's transaction: on SQLite, the writers' queue and no key checks;
+    on PostgreSQL, a lock waited for ``wait`` seconds at most (then DatabaseBusy)."""
+    if is_postgresql(connection):
+        connection.exec_driver_sql(lock_timeout(wait, local=False))
+        connection.commit()
+        try:
+            yield
+        finally:
+            connection.exec_driver_sql("RESET lock_timeout")
+            connection.commit()
+        return
     if not is_sqlite(connection):
         yield
         return
@@ -99,11 +109,14 @@ def turn_to_write(connection: Connection, wait: float) -> Iterator[None]:
             driver.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
-def postgresql_reserve_ids(connection: Connection, counts: dict[Table, int]) -> dict | None:
+def postgresql_reserve_ids(
+    connection: Connection, counts: dict[Table, int], wait: float
+) -> dict | None:
     """PostgreSQL: the id each table's new rows start after, kept free for them.
 
     In a short transaction of its own, with the tables locked against other writers
-    (readers go on), the id sequences are moved past the ids the import will write;
+    (readers go on; the lock is waited for ``wait`` seconds at most), the id sequences
+    are moved past the ids the import will write;
     phones that write meanwhile get ids after them. Then the copy holds nobody up. A
     sequence never goes back, so an import that fails after this leaves a gap in the
     ids and nothing else. None on other databases: the copy reads the largest ids
@@ -114,6 +127,7 @@ def postgresql_reserve_ids(connection: Connection, counts: dict[Table, int]) -> 
     quote = connection.dialect.identifier_preparer.quote
     offsets = {}
     with connection.begin():
+        connection.exec_driver_sql(lock_timeout(wait))
         names = ", ".join(quote(table.name) for table in counts)
         connection.exec_driver_sql(f"LOCK TABLE {names} IN SHARE ROW EXCLUSIVE MODE")
         for table, count in counts.items():

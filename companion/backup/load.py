@@ -68,6 +68,7 @@ from companion.backup.rows import (
 from companion.db import WRITE_WAIT, DatabaseBusy, db
 from companion.models import Game, GameResult, Match, Play, Player, Round, RowChoice, Score, Seat
 from companion.rules import N_
+from companion.web.faults import BUSY, fault_of
 
 LOCK_BUDGET = 1.5  # seconds a phone's write may wait for an import's copy
 QUIET = 60  # seconds without a write: nobody is entering a round
@@ -207,7 +208,7 @@ class Import:
         started = time.monotonic()
         try:
             counts = {model.__table__: self.counts[kind] for model, kind in OWN_IDS.items()}
-            reserved = engines.postgresql_reserve_ids(connection, counts)
+            reserved = engines.postgresql_reserve_ids(connection, counts, wait)
             with engines.turn_to_write(connection, wait):
                 with connection.begin():
                     added, statement = add_players(tables)
@@ -221,10 +222,12 @@ class Import:
                         for model, kind in OWN_IDS.items()
                     }
                     for model in COPIED:
+                        if model is derived.PlayerMatchStat:  # the last: held until commit
+                            derived.in_commit_order(connection)
                         connection.execute(merge_statement(model, tables, offsets))
                 self.report.merge_seconds = time.monotonic() - started  # committed
         except OperationalError as error:
-            if "locked" in str(error) or "busy" in str(error):  # another program: 503
+            if fault_of(error) == BUSY:  # another program held the database: 503
                 raise DatabaseBusy(f"the database stayed locked for {wait:g} s") from error
             raise busy() from None
         except IntegrityError:

@@ -34,6 +34,7 @@ from companion.backup.copies import (
     integrity_problems,
     read_only,
 )
+from companion.db import db
 from companion.sqlite import writer_lock
 
 TABLES = {"player", "match", "game", "round", "play"}  # what makes a database the companion's
@@ -46,6 +47,11 @@ TABLES = {"player", "match", "game", "round", "play"}  # what makes a database t
 def restore_command(file: Path, yes: bool) -> None:
     """Replace the database with FILE, a copy of it (see instance/backups/)."""
     database = database_file(current_app)
+    if database is None and db.engine.dialect.name == "postgresql":
+        raise click.ClickException(
+            "The database is on a PostgreSQL server: restore a pg_dump of it with "
+            "pg_restore or psql there, not with this command."
+        )
     if database is None:
         raise click.ClickException("Only an SQLite database file can be restored.")
     problem = unusable(file)

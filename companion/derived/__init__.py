@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import ForeignKey, Index, UniqueConstraint, delete, insert, select
+from sqlalchemy import Connection, ForeignKey, Index, UniqueConstraint, delete, func, insert, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from companion import rules
@@ -83,7 +83,8 @@ class PlayerMatchStat(db.Model):
     """Derived: one player's figures in a match that has at least one finished game.
 
     AUTOINCREMENT: ids are never reused, so (count, max id) fingerprints the table for
-    the ratings cache (rows are replaced, never updated).
+    the ratings cache (rows are replaced, never updated), as long as rows are committed
+    in the order of their ids (``in_commit_order``).
     """
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -136,7 +137,27 @@ def write_rows(
         (PlayerMatchStat, matches),
     ):
         if rows:
+            if model is PlayerMatchStat:
+                in_commit_order(db.session.connection())
             db.session.execute(insert(model), [row._asdict() for row in rows])
+
+
+MATCH_ROWS_LOCK = 61041001  # PostgreSQL advisory lock key (the import's is 61041000)
+
+
+def in_commit_order(connection: Connection) -> None:
+    """Before adding match rows: on PostgreSQL, wait for the turn to add them, until commit.
+
+    The leaderboard tells that the match rows changed by their count and largest id
+    (``companion.household.statistics.fingerprint``), which is only sure while no row
+    is committed after a row with a larger id. SQLite has one writer at a time. On
+    PostgreSQL writes to different matches run side by side, and the sequence hands out
+    ids in the order they are asked for: so whoever adds match rows first takes this
+    lock, held until its transaction ends, and the ids come in the order of commits.
+    Only writes that finish a game take it, and only for their last statements.
+    """
+    if connection.dialect.name == "postgresql":
+        connection.execute(select(func.pg_advisory_xact_lock(MATCH_ROWS_LOCK)))
 
 
 def delete_rows(match_id: int, game_ids: Sequence[int] | None = None) -> None:
@@ -230,6 +251,7 @@ class Rebuilt(NamedTuple):
     differing_games: int
     matches: int
     differing_matches: int
+    differing: tuple[int, ...] = ()  # the ids of the matches that differed in anything
 
 
 def rebuild(check: bool, echo=print) -> Rebuilt:
@@ -240,6 +262,7 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
     remain: every derived table cascades with its match.
     """
     games = differing_games = matches = differing_matches = 0
+    differing: list[int] = []
     for match in db.session.scalars(select(Match).order_by(Match.id)):
         state = match_state(match, replay_all=True)
         for game in state.games:
@@ -248,6 +271,7 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
             wanted = game.bulls if game.finished else {}
             if stored != wanted:
                 differing_games += 1
+                differing.append(match.id)
                 echo(f"match {match.id} game {game.number}: stored {stored}, replayed {wanted}")
                 if not check:
                     sync_results(game)
@@ -255,12 +279,14 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
         wanted_rows, stored_rows_ = rows_of(state), stored_rows([match.id])
         if wanted_rows != stored_rows_:
             differing_matches += 1
+            differing.append(match.id)
             names = ", ".join(name for name in TABLES if wanted_rows[name] != stored_rows_[name])
             echo(f"match {match.id}: derived statistics differ ({names})")
             if not check:
                 delete_rows(match.id)
                 write_rows(*(sorted(wanted_rows[name]) for name in TABLES))
-    return Rebuilt(games, differing_games, matches, differing_matches)
+    distinct = tuple(dict.fromkeys(differing))
+    return Rebuilt(games, differing_games, matches, differing_matches, distinct)
 
 
 TABLES = {

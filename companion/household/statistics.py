@@ -91,7 +91,8 @@ class Board(NamedTuple):
 
 
 def fingerprint() -> tuple[int, int]:
-    """Changes whenever any match row changes: rows are replaced, ids never reused."""
+    """Changes whenever any match row changes: rows are replaced, ids never reused, and
+    committed in the order of their ids (``derived.in_commit_order``)."""
     count, highest = db.session.execute(
         select(func.count(PlayerMatchStat.id), func.max(PlayerMatchStat.id))
     ).one()

@@ -1,7 +1,7 @@
 """Live updates: phones poll a match every 2 s; the table view for a tablet or TV.
 
 A poll costs one tiny query while nothing changed (204, answered by ``QuietPolls``
-before Flask runs). When something did, the live
+before Flask runs, on SQLite and PostgreSQL alike). When something did, the live
 regions are rendered once per match version, view, access level and language (from
 the version's shared replay, ``state.replayed``), compacted, and served from memory to
 the other phones of the table; only each phone's CSRF token, poller and (when its form
@@ -11,16 +11,15 @@ key changed) entry form are its own.
 from __future__ import annotations
 
 import re
-import sqlite3
-import threading
+from collections.abc import Callable
 from typing import NamedTuple
 from urllib.parse import parse_qs
 
 from flask import abort, make_response, request, session
 from flask_babel import get_locale
 from flask_wtf.csrf import generate_csrf
-from sqlalchemy import select
-from sqlalchemy.engine import make_url
+from sqlalchemy import bindparam, select
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.sansio.utils import host_is_trusted
 
 from companion.db import db
@@ -29,6 +28,7 @@ from companion.models import MAX_ID, Match
 from companion.play.blueprint import bp
 from companion.play.board import board, phone_form_key, table_key
 from companion.rules import whole_number
+from companion.sqlite import VersionReader
 from companion.state import MatchState, current_state, replayed
 from companion.web.access import LINKS, level_for, me
 from companion.web.headers import compact
@@ -68,15 +68,15 @@ def poll(match_id: int):
     etag = f'"{version}-{view}-{level}-{mine}-{get_locale()}"'
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
-    key = (match_id, version, view, level, str(get_locale()))
+    key = (match_id, player_token, version, view, level, str(get_locale()))
     regions = RENDERS.get(key)
     if regions is None:
-        state = replayed(match_id, version, table_version)
+        state = replayed(match_id, version, table_version, player_token)
         regions = RENDERS.put(key, render_regions(state, view))
     form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
-        state = replayed(match_id, version, table_version)
+        state = replayed(match_id, version, table_version, player_token)
         entry = compact(render("matches/_entry.html", **board(state), form={}, errors={}, oob=True))
     poller = compact(
         render(
@@ -121,25 +121,24 @@ class QuietPolls:
     """WSGI middleware: a poll whose match is still at ``since`` gets 204 at once.
 
     Most polls are such: every phone asks every 2 s, and a table changes a few times a
-    minute. Answering them costs one indexed read on a connection of this thread,
-    without a request context, session, or ORM; every other request (and a poll whose
-    version moved on, or of a match that does not exist) goes to Flask, whose ``poll``
-    gives the same answers. So does a poll for a name that is not the companion's: it
-    is refused there (see companion.web.guard). Only for SQLite files: otherwise every poll
-    goes to Flask.
+    minute. Answering them costs one indexed read of the match's version in the
+    database, without a request context, session, or ORM; every other request (and a
+    poll whose version moved on, or of a match that does not exist) goes to Flask,
+    whose ``poll`` gives the same answers. So does a poll for a name that is not the
+    companion's: it is refused there (see companion.web.guard). The version read from
+    the database decides, so every server process (and server) sharing the database
+    gives the same answer. An SQLite database in memory has no quiet way in: there
+    every poll goes to Flask.
     """
 
     def __init__(self, app):
         self.wsgi_app = app.wsgi_app
-        url = make_url(app.config["SQLALCHEMY_DATABASE_URI"])
-        path = url.database if url.get_backend_name() == "sqlite" else None
-        self.path = path if path and path != ":memory:" else None
-        self.local = threading.local()
+        self.current_version = version_reader(app)
         self.trusted_hosts = app.config["TRUSTED_HOSTS"]
 
     def __call__(self, environ, start_response):
         if (
-            self.path
+            self.current_version
             and environ.get("REQUEST_METHOD") == "GET"
             and host_is_trusted(environ.get("HTTP_HOST"), self.trusted_hosts)
         ):
@@ -155,20 +154,33 @@ class QuietPolls:
         since = parse_qs(query).get("since")
         if not since or not since[0].isdigit():
             return False
-        try:
-            row = (
-                self.connection()
-                .execute("SELECT version FROM match WHERE id = ?", (match_id,))
-                .fetchone()
-            )
-        except sqlite3.Error:  # not migrated yet, or busy: Flask answers instead
-            return False
-        return row is not None and str(row[0]) == since[0]
+        version = self.current_version(match_id)
+        return version is not None and str(version) == since[0]
 
-    def connection(self) -> sqlite3.Connection:
-        """This thread's own connection (autocommit: each read sees the latest write)."""
-        connection = getattr(self.local, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(self.path, isolation_level=None, timeout=5)
-            self.local.connection = connection
-        return connection
+
+def version_reader(app) -> Callable[[int], int | None] | None:
+    """How QuietPolls reads a match's version: SQLite's own connections (a file), the
+    app's pool on a database server, or None (SQLite in memory)."""
+    with app.app_context():
+        engine = db.engine
+    if engine.dialect.name != "sqlite":
+        return ServerVersionReader(engine)
+    path = engine.url.database
+    return VersionReader(path) if path and path != ":memory:" else None
+
+
+class ServerVersionReader:
+    """A match's version from a database server, on a pooled connection in autocommit."""
+
+    QUERY = select(Match.version).where(Match.id == bindparam("match_id"))
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def __call__(self, match_id: int) -> int | None:
+        """The version, or None (no such match, or the server failed: Flask answers)."""
+        try:
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                return c.execute(self.QUERY, {"match_id": match_id}).scalar()
+        except SQLAlchemyError:
+            return None

@@ -1,14 +1,16 @@
 """A busy, read-only, full or missing database: a 503 that keeps what was typed, or no start.
 
 While running, a write that cannot have the database (``companion.db`` bounds the wait)
-or that SQLite refuses for a reason outside the request (read-only, disk full, I/O)
-answers 503 with Retry-After, in the user's language, without touching the database:
-a page whose "Send again" button posts the same values, or, for htmx, a notice while
-the form on screen stays as it was. The reason goes to the log.
+or that the database refuses for a reason outside the request (read-only, disk full,
+I/O, a PostgreSQL server gone) answers 503 with Retry-After, in the user's language,
+without touching the database: a page whose "Send again" button posts the same values,
+or, for htmx, a notice while the form on screen stays as it was. The reason goes to
+the log.
 
-At start, ``check_storage`` makes sure the database can be written and ``StorageError``
-stops the start with one line that says which path and what to do (click prints it
-for the ``flask`` commands, ``companion.serve`` for the server).
+At start, ``check_storage`` makes sure an SQLite database can be written, or that a
+database server answers, and ``StorageError`` stops the start with one line that says
+which database and what to do (click prints it for the ``flask`` commands,
+``companion.serve`` for the server).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from urllib.parse import urlsplit
 import click
 from flask import Flask, current_app, render_template, request
 from flask_babel import gettext
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import create_engine
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.pool import NullPool
 
 from companion.db import DatabaseBusy, DatabaseUnavailable
 from companion.web.i18n import safe_next_url
@@ -40,6 +44,21 @@ FAULTS = {
     sqlite3.SQLITE_FULL: FULL,
     sqlite3.SQLITE_IOERR: UNAVAILABLE,
     sqlite3.SQLITE_CANTOPEN: UNAVAILABLE,
+}
+# PostgreSQL's SQLSTATEs that are not the request's fault: whole codes, or classes by
+# their first characters. The rest (a unique key, a value out of range) is not storage.
+SQLSTATES = {
+    "55P03": BUSY,  # lock_not_available: the row lock waited past lock_timeout
+    "40P01": BUSY,  # deadlock_detected
+    "40001": BUSY,  # serialization_failure
+    "57014": BUSY,  # query_canceled: statement_timeout
+    "53300": BUSY,  # too_many_connections
+    "25006": READ_ONLY,  # read_only_sql_transaction: a standby, or set read-only
+    "53100": FULL,  # disk_full
+    "08": UNAVAILABLE,  # connection_exception
+    "57P": UNAVAILABLE,  # the server shutting down, restarting or starting up
+    "53": UNAVAILABLE,  # insufficient_resources: memory, files
+    "58": UNAVAILABLE,  # system_error: I/O
 }
 DENIED = {errno.EROFS, errno.EACCES, errno.EPERM}
 # Seconds a client is asked to wait: a busy database frees up in moments, the others
@@ -63,7 +82,14 @@ def fault_of(error: BaseException) -> str | None:
         return FULL if cause == errno.ENOSPC else READ_ONLY if cause in DENIED else UNAVAILABLE
     original = getattr(error, "orig", error)
     code = getattr(original, "sqlite_errorcode", None)
-    return FAULTS.get(code & 0xFF) if isinstance(code, int) else None
+    if isinstance(code, int):
+        return FAULTS.get(code & 0xFF)
+    if not hasattr(original, "sqlstate"):  # neither SQLite nor psycopg: not ours to judge
+        return None
+    state = original.sqlstate
+    if state is None:  # psycopg's own: a connection that failed or was lost
+        return UNAVAILABLE if isinstance(error, (OperationalError, InterfaceError)) else None
+    return next((SQLSTATES[key] for key in (state, state[:3], state[:2]) if key in SQLSTATES), None)
 
 
 def register_fault_handlers(app: Flask, wants_json: Callable[[], bool]) -> None:
@@ -76,7 +102,9 @@ def register_fault_handlers(app: Flask, wants_json: Callable[[], bool]) -> None:
             raise error  # a bug, not the storage: Flask logs it and answers 500
         return unavailable(fault, error, wants_json())
 
-    for error_class in (DatabaseBusy, DatabaseUnavailable, OperationalError):
+    # DBAPIError: PostgreSQL's read-only is an InternalError, a lost connection an
+    # InterfaceError; fault_of picks out the storage faults from any of them.
+    for error_class in (DatabaseBusy, DatabaseUnavailable, DBAPIError):
         app.register_error_handler(error_class, storage_fault)
 
 
@@ -102,6 +130,11 @@ def fault_message(fault: str) -> str:
         return gettext(
             "The companion is busy storing something else (an import?). Nothing was "
             "saved: send it again in a moment."
+        )
+    if fault == READ_ONLY and not on_sqlite(current_app):
+        return gettext(
+            "The companion cannot save: its database is read-only. Nothing was saved. "
+            "Whoever runs the companion should check its database server."
         )
     if fault == READ_ONLY:
         return gettext(
@@ -133,14 +166,23 @@ def send_again() -> dict:
     return {"action": action, "method": request.method, "resend": resend, "back": back}
 
 
+def on_sqlite(app: Flask) -> bool:
+    """True when the app's database is SQLite's (a file, or in memory)."""
+    return make_url(app.config["SQLALCHEMY_DATABASE_URI"]).get_backend_name() == "sqlite"
+
+
 def check_storage(app: Flask) -> None:
-    """Raise StorageError unless the app's SQLite database can be written (a rolled-back write).
+    """Raise StorageError unless the app's SQLite database can be written (a rolled-back write),
+    or its database server answers.
 
     Asks SQLite itself, so a read-only file, folder or file system, or a full disk, is
     found as SQLite will meet it, whoever the user is (root included).
     """
     url = make_url(app.config["SQLALCHEMY_DATABASE_URI"])
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+    if url.get_backend_name() != "sqlite":
+        check_server(url)
+        return
+    if url.database in (None, "", ":memory:"):
         return
     args, options = url.get_dialect()().create_connect_args(url)
     path = args[0].removeprefix("file:").split("?", 1)[0]  # a file: URI names it too
@@ -159,6 +201,33 @@ def check_storage(app: Flask) -> None:
         fault = fault_of(error)
         if fault != BUSY:  # someone is writing: then it can be written
             raise StorageError(storage_problem(fault, path, folder, error)) from None
+
+
+SERVER_WAIT = 10  # seconds the start waits for a database server to answer
+
+
+def check_server(url: URL) -> None:
+    """Raise StorageError unless the database server at ``url`` takes a connection."""
+    shown = url.render_as_string(hide_password=True)
+    options = {"connect_timeout": SERVER_WAIT} if url.get_backend_name() == "postgresql" else {}
+    try:
+        engine = create_engine(url, poolclass=NullPool, connect_args=options)
+    except ImportError as error:  # psycopg is an optional dependency
+        raise StorageError(
+            f"Cannot use the database {shown}: its driver is missing ({error}). Install "
+            "it (for PostgreSQL: pip install 'companion[postgresql]'), or set "
+            "COMPANION_DATABASE_URL to another database."
+        ) from None
+    try:
+        engine.connect().close()
+    except DBAPIError as error:
+        reason = (str(error.orig).strip() or "no answer").splitlines()[0]  # hints follow
+        raise StorageError(
+            f"Cannot reach the database {shown} ({reason}): start its server, create the "
+            "database and its user, or set COMPANION_DATABASE_URL to another database."
+        ) from None
+    finally:
+        engine.dispose()
 
 
 def storage_problem(fault: str | None, path: str, folder: Path, error: sqlite3.Error) -> str:

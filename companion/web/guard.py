@@ -11,8 +11,9 @@ that fit the database.
   names another site is a 403: Flask-WTF checks them only over HTTPS. Requests with
   neither (curl, old browsers) still need the CSRF token of a form, as before.
 - **Ids.** Every ``<int:…>`` in a route is ``BoundedInt``: an id too long or too large
-  for SQLite is a 404 like any id that does not exist, never an ``OverflowError`` (or,
-  past 4,300 digits, a ``ValueError``) from converting it.
+  for the database is a 404 like any id that does not exist, never an ``OverflowError``
+  (or, past 4,300 digits, a ``ValueError``) from converting it, nor PostgreSQL's
+  "integer out of range".
 """
 
 from __future__ import annotations

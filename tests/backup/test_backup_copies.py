@@ -18,6 +18,9 @@ from companion.backup import copies
 from companion.backup.copies import copy_if_due, make_copy
 from companion.db import db
 
+# SQLite's backup API and its files (PostgreSQL: test_postgresql.py says none are made).
+pytestmark = pytest.mark.sqlite_only("copies of an SQLite file")
+
 MONDAY = date(2026, 11, 2)  # ISO week 45
 
 

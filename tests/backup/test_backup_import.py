@@ -43,6 +43,7 @@ def database_path(app) -> str:
         return db.engine.url.database
 
 
+@pytest.mark.sqlite_only("SQLite's writer lock (PostgreSQL: test_backup_postgresql.py)")
 def test_staging_leaves_the_phones_free_to_write(app, client, document, monkeypatch):
     path = database_path(app)
     seen = []
@@ -65,6 +66,7 @@ def test_staging_leaves_the_phones_free_to_write(app, client, document, monkeypa
     assert seen and all(seen)
 
 
+@pytest.mark.sqlite_only("SQLite's pragmas (PostgreSQL: test_backup_postgresql.py)")
 def test_a_merge_that_fails_midway_leaves_nothing(app, client, document, monkeypatch):
     before = snapshot(app)
     statement = load.merge_statement
@@ -102,7 +104,7 @@ def crash(model, *args):
         os._exit(9)
     return statement(model, *args)
 load.merge_statement = crash
-app = create_app(testing_config({database!r}))
+app = create_app(testing_config("unused", SQLALCHEMY_DATABASE_URI={url!r}))
 with app.app_context():
     load.import_backup(read_backup(open({file!r}, "rb").read()))
 """
@@ -112,7 +114,8 @@ def test_a_process_killed_during_the_merge_leaves_nothing(app, document, tmp_pat
     file = tmp_path / "backup.json"
     file.write_text(json.dumps(document))
     before = snapshot(app)
-    script = CRASH.format(tests=str(TESTS), database=database_path(app), file=str(file))
+    url = app.config["SQLALCHEMY_DATABASE_URI"]  # an SQLite file, or PostgreSQL
+    script = CRASH.format(tests=str(TESTS), url=url, file=str(file))
     crashed = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], check=False)
     assert crashed.returncode == 9
     assert snapshot(app) == before
@@ -120,6 +123,7 @@ def test_a_process_killed_during_the_merge_leaves_nothing(app, document, tmp_pat
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.sqlite_only("only SQLite's copy holds the phones up")
 @pytest.mark.app_config(IMPORT_LOCK_BUDGET=0, IMPORT_QUIET=3600)
 def test_a_big_import_while_someone_plays_is_refused_on_the_page(app, client, document):
     add_players(client, "Zoe")  # a write a moment ago: someone is at the table
@@ -132,6 +136,7 @@ def test_a_big_import_while_someone_plays_is_refused_on_the_page(app, client, do
     assert snapshot(app) == before
 
 
+@pytest.mark.sqlite_only("the write-ahead log's time")
 @pytest.mark.app_config(IMPORT_LOCK_BUDGET=0, IMPORT_QUIET=3600)
 def test_a_big_import_when_nobody_played_for_a_while_goes_ahead(app, client, document):
     path = database_path(app)
@@ -142,6 +147,7 @@ def test_a_big_import_when_nobody_played_for_a_while_goes_ahead(app, client, doc
     assert upload(client, document).status_code == 303
 
 
+@pytest.mark.sqlite_only("only SQLite's copy holds the phones up")
 @pytest.mark.app_config(IMPORT_LOCK_BUDGET=0, IMPORT_QUIET=1)
 def test_the_command_line_waits_for_a_quiet_moment(app, client, document, tmp_path):
     file = tmp_path / "backup.json"
@@ -155,6 +161,7 @@ def test_the_command_line_waits_for_a_quiet_moment(app, client, document, tmp_pa
     assert time.time() - written >= 1  # a second without writes came first
 
 
+@pytest.mark.sqlite_only("the import lock file (PostgreSQL: test_backup_postgresql.py)")
 def test_a_second_import_at_the_same_time_is_refused(app, client, document):
     before = snapshot(app)
     path = database_path(app)
@@ -283,6 +290,7 @@ def foreign_key_problems(app) -> list:
             raw.close()
 
 
+@pytest.mark.sqlite_only("SQLite's shortcut")
 def test_the_neutral_copy_gives_what_the_sqlite_shortcut_gives(app, tmp_path, monkeypatch):
     source = make_app(tmp_path / "source.sqlite").test_client()
     household(source)

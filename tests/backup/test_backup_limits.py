@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from companion.backup import parse
 
+pytestmark = pytest.mark.database  # refused on PostgreSQL as on SQLite, never a 500
+
 HOLE = "@@hole@@"
 
 

@@ -1,62 +1,44 @@
 """The backup import on PostgreSQL: the same Core statements, PostgreSQL's bulk load and ids.
 
-Runs only when ``COMPANION_TEST_POSTGRESQL_URL`` names a PostgreSQL database that the
-tests may empty (``postgresql+psycopg://user@host:port/name``); SQLite is the rest of
-the suite's.
+The rest of the import's tests run here too (``--database=postgresql``); these are
+about what PostgreSQL does differently (``companion.backup.engines``): the phones go on
+writing while the file is copied in, and one import at a time is an advisory lock.
 """
 
-import os
+import threading
 
-import conftest
 import pytest
-from backups import export, household, upload, without_time
+from backups import export, household, shifted, snapshot, upload, without_time
 from conftest import make_app
 from driver import add_players, choose, enter_round, pending_of, start_game, start_match
 
-from companion import create_app
+from companion import derived
+from companion.backup import engines, load
 from companion.db import db
+from companion.models import Round
 
-URL = os.environ.get("COMPANION_TEST_POSTGRESQL_URL")
-pytestmark = pytest.mark.skipif(not URL, reason="COMPANION_TEST_POSTGRESQL_URL is not set")
-
-
-@pytest.fixture
-def postgresql_app(tmp_path):
-    """The app on the PostgreSQL database, its tables new and empty."""
-    app = create_app(
-        {**conftest.testing_config(tmp_path / "unused.sqlite"), "SQLALCHEMY_DATABASE_URI": URL}
-    )
-    with app.app_context():
-        db.drop_all()
-        db.create_all()
-    yield app
-    with app.app_context():
-        db.session.remove()
-        db.drop_all()
-        db.engine.dispose()
+pytestmark = pytest.mark.postgresql
 
 
 @pytest.fixture
 def document(tmp_path):
-    """A household's history as a backup, made on SQLite."""
+    """A household's history as a backup, made on another database."""
     source = make_app(tmp_path / "source.sqlite").test_client()
     household(source)
     return export(source)
 
 
-def test_an_import_on_postgresql_gives_the_same_file_back(postgresql_app, document):
-    client = postgresql_app.test_client()
+def test_an_import_on_postgresql_gives_the_same_file_back(app, client, document):
     assert upload(client, document).status_code == 303
     assert without_time(export(client)) == without_time(document)
     assert upload(client, document).status_code == 303  # the same file again: nothing
     page = client.get("/backup").get_data(as_text=True)
     assert "Matches added: 0" in page and "Players added: 0" in page
-    result = postgresql_app.test_cli_runner().invoke(args=["rebuild", "--check"])
+    result = app.test_cli_runner().invoke(args=["rebuild", "--check"])
     assert result.exit_code == 0, result.output
 
 
-def test_after_an_import_new_rows_get_ids_of_their_own(postgresql_app, document):
-    client = postgresql_app.test_client()
+def test_after_an_import_new_rows_get_ids_of_their_own(client, document):
     first = start_match(client, add_players(client, "Yan", "Zoe"))
     assert upload(client, document).status_code == 303  # matches 2 and 3, after the one here
     pro = 3
@@ -71,3 +53,67 @@ def test_after_an_import_new_rows_get_ids_of_their_own(postgresql_app, document)
     assert without_time(export(client))["matches"][-1]["games"][0]["rounds"] == [
         {"cards": [15, 25]}
     ]
+
+
+def test_a_phone_writes_while_the_import_copies_the_file_in(app, client, table, document):
+    """PostgreSQL keeps the imported ids free beforehand: the copy holds nobody up."""
+    (anna, ben, cleo), match_id = table
+    statement, answers = load.merge_statement, []
+
+    def while_copying(model, *args):
+        if model is derived.PlayerGameStat:  # plays and all are in, not committed yet
+            phone = threading.Thread(
+                target=lambda: answers.append(enter_round(client, match_id, cards))
+            )
+            phone.start()
+            phone.join(10)
+        return statement(model, *args)
+
+    cards = {anna: 50, ben: 51, cleo: 52}
+    load.merge_statement = while_copying
+    try:
+        assert upload(app.test_client(), shifted(document)).status_code == 303
+    finally:
+        load.merge_statement = statement
+    assert [answer.status_code for answer in answers] == [303]
+    imported = sum(len(game.get("rounds", [])) for m in document["matches"] for game in m["games"])
+    with app.app_context():  # the phone's round and the file's, all there
+        assert db.session.scalar(db.select(db.func.count(Round.id))) == 1 + imported
+    result = app.test_cli_runner().invoke(args=["rebuild", "--check"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_merge_that_fails_midway_leaves_nothing_not_even_its_staging(app, client, document):
+    before = snapshot(app)
+    statement = load.merge_statement
+
+    def failing(model, *args):
+        if model is derived.PlayerMatchStat:  # the last table: the rest is written
+            raise RuntimeError("the power went out")
+        return statement(model, *args)
+
+    load.merge_statement = failing
+    try:
+        with pytest.raises(RuntimeError):
+            upload(client, document)
+    finally:
+        load.merge_statement = statement
+    assert snapshot(app) == before
+    with app.app_context():  # no temporary table is left on any connection
+        temporary = "SELECT count(*) FROM pg_class WHERE relpersistence = 't'"
+        assert db.session.execute(db.text(temporary)).scalar() == 0
+
+
+def test_a_second_import_at_the_same_time_is_refused(app, client, document):
+    before = snapshot(app)
+    with app.app_context():
+        other = db.engine.connect()  # another server importing: the advisory lock
+    try:
+        other.execute(db.select(db.func.pg_advisory_lock(engines.IMPORT_LOCK_KEY)))
+        response = upload(client, document)
+    finally:
+        other.close()  # its session ends, and the lock with it
+    assert response.status_code == 422
+    assert "Another import is running. Try again when it is done." in response.text
+    assert snapshot(app) == before
+    assert upload(client, document).status_code == 303  # and once it is done, it works

@@ -210,6 +210,19 @@ def test_a_finished_match_is_history_any_phone_may_delete(client, app, played):
     assert counts(app, kept)["match"] == 0
 
 
+def test_a_new_match_with_the_id_of_a_deleted_one_shows_its_own_players(client):
+    """SQLite hands out a deleted match's id again, and the new match starts at the same
+    version: what was kept of the deleted one in memory is not shown for it."""
+    anna, ben, cleo, dan = add_players(client, "Anna", "Ben", "Cleo", "Dan")
+    first = start_match(client, [anna, ben])
+    assert "Anna" in client.get(f"/matches/{first}").text
+    version = version_of(client, first)
+    assert client.post(f"/matches/{first}/delete", data={"version": version}).status_code == 303
+    second = start_match(client, [cleo, dan])  # the same id on SQLite
+    page = client.get(f"/matches/{second}").text
+    assert "Cleo" in page and "Anna" not in page
+
+
 def test_deleting_a_match_that_does_not_exist(client):
     assert client.get("/matches/7/delete").status_code == 404
     assert client.post("/matches/7/delete", data={"version": "0"}).status_code == 404

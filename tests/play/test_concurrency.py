@@ -15,6 +15,8 @@ from waitress import create_server
 
 from companion.models import PendingCard, Play, Round, RowChoice
 
+pytestmark = pytest.mark.database  # the write path on PostgreSQL's row locks too
+
 
 @pytest.fixture
 def server(tmp_path):

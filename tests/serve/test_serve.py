@@ -36,6 +36,7 @@ from phones import (
 from companion.models import PendingCard, Play, Round
 
 
+@pytest.mark.database  # gunicorn's workers on PostgreSQL too
 def test_two_workers_serve_one_socket_and_store_each_entry_once(workers):
     _, base, app = workers
     (anna, ben, cleo), match_id, phones = joined_phones(app, base, PHONES)

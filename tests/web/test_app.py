@@ -8,6 +8,7 @@ import shutil
 import stat
 from html.parser import HTMLParser
 
+import conftest
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -85,6 +86,7 @@ def test_secret_key_generated_once(clean_env, tmp_path):
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
 
 
+@pytest.mark.database  # PostgreSQL's migrations too
 def test_migrations_reach_head_and_match_models(tmp_path, monkeypatch):
     """`flask db upgrade` runs cleanly and leaves nothing for autogenerate to add."""
     # env.py configures logging from alembic.ini; not our business inside pytest.
@@ -93,7 +95,7 @@ def test_migrations_reach_head_and_match_models(tmp_path, monkeypatch):
         {
             "TESTING": True,
             "SECRET_KEY": "x",
-            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/m.db",
+            "SQLALCHEMY_DATABASE_URI": conftest.database_url(tmp_path / "m.db", empty=True),
         }
     )
     with app.app_context():
@@ -371,6 +373,7 @@ def test_print_qr(capsys):
     assert len(lines) == (width + 1) // 2  # square: each text line holds two module rows
 
 
+@pytest.mark.sqlite_only("SQLite's pragma")
 def test_database_is_sqlite_with_foreign_keys(app):
     """SQLite connections enforce foreign keys."""
     with app.app_context():

@@ -19,12 +19,14 @@ import sys
 from pathlib import Path
 
 import conftest
+import psycopg
 import pytest
 from conftest import make_app
 from driver import add_players, enter_round
 from flask import abort
 from holders import HOLDERS, database_path, held_by_another_program
 from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError
 
 from companion import create_app
 from companion.db import DatabaseBusy, DatabaseUnavailable, db
@@ -212,6 +214,7 @@ def on_every_connection(app, pragma: str):
         engine.dispose()
 
 
+@pytest.mark.sqlite_only("PRAGMA query_only (PostgreSQL: test_postgresql.py)")
 def test_a_database_turned_read_only_answers_503_and_still_shows_pages(app, client, table):
     (anna, ben, cleo), match_id = table
     with on_every_connection(app, "PRAGMA query_only = ON"):
@@ -243,6 +246,7 @@ def fill_to_the_limit(app) -> None:
     raw.close()
 
 
+@pytest.mark.sqlite_only("PRAGMA max_page_count")
 def test_a_full_database_answers_503_saves_nothing_and_keeps_serving(app, client):
     anna, ben = add_players(client, "Anna", "Ben")
     fill_to_the_limit(app)
@@ -331,3 +335,22 @@ def test_a_writer_lock_file_that_cannot_be_opened_is_named_by_its_cause(number, 
         raise DatabaseUnavailable("lock file") from OSError(number, os.strerror(number))
     except DatabaseUnavailable as error:
         assert fault_of(error) == fault
+
+
+@pytest.mark.parametrize(
+    ("error", "fault"),
+    [
+        (psycopg.errors.LockNotAvailable("canceling statement due to lock timeout"), "busy"),
+        (psycopg.errors.DeadlockDetected("deadlock detected"), "busy"),
+        (psycopg.errors.ReadOnlySqlTransaction("read-only transaction"), "read-only"),
+        (psycopg.errors.DiskFull("could not extend file"), "full"),
+        (psycopg.errors.AdminShutdown("terminating connection"), "unavailable"),
+        (psycopg.OperationalError("connection failed: Connection refused"), "unavailable"),
+        (psycopg.errors.UniqueViolation("duplicate key"), None),  # the request's own
+        (psycopg.errors.NumericValueOutOfRange("integer out of range"), None),  # a bug: 500
+        (psycopg.DataError("cannot contain NUL (0x00) bytes"), None),
+    ],
+)
+def test_postgresql_errors_are_told_apart_by_their_sqlstate(error, fault):
+    wrapped = DBAPIError.instance("SELECT 1", {}, error, psycopg.Error)
+    assert fault_of(wrapped) == fault

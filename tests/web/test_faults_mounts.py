@@ -188,6 +188,7 @@ def test_a_full_disk_during_a_write_answers_503_saves_nothing_and_serves_reads(t
     assert "answered 503 (full)" in (tmp_path / "server.log").read_text()
 
 
+@pytest.mark.sqlite_only("SQLite opens a read-only file for good")
 def test_a_connection_opened_while_read_only_is_replaced_once_writable(tmp_path, client, app):
     """SQLite opens the file read-only for good: the pool must not keep that connection."""
     add_players(client, "Anna", "Ben", "Cleo")
