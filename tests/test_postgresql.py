@@ -178,6 +178,20 @@ def test_a_read_only_database_answers_503_and_still_shows_pages(app, client, tab
     assert count(app, Player) == 3 and count(app, Round) == 0
 
 
+def test_after_the_server_dropped_every_connection_the_next_request_is_served(app, client):
+    """A restart of the database server: pooled connections are tried before use."""
+    assert client.get("/players/").status_code == 200  # a connection in the pool
+    with other_connection(app) as other:
+        other.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+    assert client.get("/players/").status_code == 200
+    assert client.post("/players/", data={"name": "Zoe"}).status_code == 303
+
+
 def closed_port_url() -> str:
     """A PostgreSQL URL where no server listens."""
     server = conftest.POSTGRESQL["databases"].server
