@@ -6,6 +6,7 @@ import secrets
 from pathlib import Path
 
 from flask import Flask
+from sqlalchemy.engine import make_url
 
 from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
@@ -40,6 +41,11 @@ def configure(app: Flask, test_config: dict | None) -> None:
             app.config[key] = os.environ[env_name]
     if test_config is not None:
         app.config.from_mapping(test_config)
+    if make_url(app.config["SQLALCHEMY_DATABASE_URI"]).get_backend_name() != "sqlite":
+        # A database server may restart (or drop idle connections): a pooled connection
+        # is tried before use, so no phone gets the 503 of a connection that died idle.
+        options = app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
+        options.setdefault("pool_pre_ping", True)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = load_or_create_secret_key(Path(app.config["SECRET_KEY_FILE"]))
 

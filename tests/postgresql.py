@@ -31,7 +31,8 @@ from alembic.script import ScriptDirectory
 from port_for import get_port
 from psycopg import sql
 from pytest_postgresql.executors import PostgreSQLExecutor
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.pool import Pool
 
 from companion.db import db
 
@@ -152,6 +153,16 @@ class Databases:
         self.named: dict[str, str] = {}  # a path's text: its database
         self.taken: list[str] | None = None  # in a test: what it took, to empty after
         self.empties: list[str] = []  # databases without tables, dropped after the test
+        # Every connection an app's pool opens, held until the test that made it ends and
+        # closed then: an app a test lets go of is collected whenever Python gets to it,
+        # and psycopg warns (an error here) of a connection that is collected open.
+        self.opened: list[psycopg.Connection] = []
+        event.listen(Pool, "connect", self.remember)
+
+    def remember(self, dbapi_connection, _record) -> None:
+        """Pool event: a new connection, to be closed after its test."""
+        if isinstance(dbapi_connection, psycopg.Connection):
+            self.opened.append(dbapi_connection)
 
     def url_for(self, path: Path | str, empty: bool = False) -> str:
         """The URL of the database that stands for ``path`` (the same all through a test):
@@ -193,6 +204,7 @@ class Databases:
         taken, self.taken = self.taken or [], None
         done = set(taken) | set(self.empties)
         close_connections(done)
+        self.close_opened(done)
         for name in done:
             self.admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -213,9 +225,23 @@ class Databases:
         self.empties = []
         self.named = {key: name for key, name in self.named.items() if name not in done}
 
+    def close_opened(self, names: set[str] | None) -> None:
+        """Close the apps' connections to the databases ``names`` (None: all)."""
+        keep = []
+        for connection in self.opened:
+            if connection.closed:  # by its pool
+                continue
+            if names is None or connection.info.dbname in names:
+                connection.close()
+            else:
+                keep.append(connection)
+        self.opened = keep
+
     def close(self) -> None:
         """Close the connections (the server goes with its folder)."""
         close_connections(None)
+        self.close_opened(None)
+        event.remove(Pool, "connect", self.remember)
         self.admin.close()
 
 

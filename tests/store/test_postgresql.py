@@ -177,6 +177,20 @@ def test_a_read_only_database_answers_503_and_still_shows_pages(app, client, tab
     assert count(app, Player) == 3 and count(app, Round) == 0
 
 
+def test_after_the_server_dropped_every_connection_the_next_request_is_served(app, client):
+    """A restart of the database server: pooled connections are tried before use."""
+    assert client.get("/players/").status_code == 200  # a connection in the pool
+    with other_connection(app) as other:
+        other.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+    assert client.get("/players/").status_code == 200
+    assert client.post("/players/", data={"name": "Zoe"}).status_code == 303
+
+
 def closed_port_url() -> str:
     """A PostgreSQL URL where no server listens."""
     server = conftest.POSTGRESQL["databases"].server
@@ -344,38 +358,38 @@ def test_two_servers_share_one_database(tmp_path):
     env = {"COMPANION_DATABASE_URL": conftest.database_url(club, empty=True)}
     with ThreadPoolExecutor() as starting:  # gunicorn's workers, and waitress
         both = [starting.submit(start_server, tmp_path, workers, **env) for workers in (2, 1)]
-    (first, first_port), (second, second_port) = [started.result() for started in both]
+    started = [future.result() for future in both if future.exception() is None]
     try:
-        try:
-            app = create_app(conftest.testing_config(club))
-            _, (anna, ben, _cleo), match_id, (at_first,) = joined(
-                app, f"http://127.0.0.1:{first_port}", 1, FormPhone
-            )
-            at_second = FormPhone(f"http://127.0.0.1:{second_port}")
-            token = tokens_of(app, match_id)
-            assert at_second.request(f"/matches/{match_id}/join/{token}") == 303
-            assert "Ben" in at_second.page(f"/matches/{match_id}")  # the second keeps it
-            with app.app_context():
-                version = db.session.get(Match, match_id).version
-            poll = f"/matches/{match_id}/live?since={version}"
-            assert at_second.request(poll) == 204
+        assert len(started) == 2, [str(future.exception()) for future in both]
+        (_, first_port), (_, second_port) = started
+        app = create_app(conftest.testing_config(club))
+        _, (anna, ben, _cleo), match_id, (at_first,) = joined(
+            app, f"http://127.0.0.1:{first_port}", 1, FormPhone
+        )
+        at_second = FormPhone(f"http://127.0.0.1:{second_port}")
+        token = tokens_of(app, match_id)
+        assert at_second.request(f"/matches/{match_id}/join/{token}") == 303
+        assert "Ben" in at_second.page(f"/matches/{match_id}")  # the second keeps it
+        with app.app_context():
+            version = db.session.get(Match, match_id).version
+        poll = f"/matches/{match_id}/live?since={version}"
+        assert at_second.request(poll) == 204
 
-            page = at_first.page(f"/matches/{match_id}")
-            csrf = CSRF.search(page).group(1)
-            form = {"player": str(anna), "csrf_token": csrf}
-            assert at_first.request(f"/matches/{match_id}/me", form) == 303
-            card = {f"card-{anna}": "50", "game": "1", "round": "1", "csrf_token": csrf}
-            assert at_first.request(f"/matches/{match_id}/rounds", card) == 303
-            answer = at_second.page(poll)
-            assert "is-in" in answer and f"since={version + 1}" in answer
+        page = at_first.page(f"/matches/{match_id}")
+        csrf = CSRF.search(page).group(1)
+        form = {"player": str(anna), "csrf_token": csrf}
+        assert at_first.request(f"/matches/{match_id}/me", form) == 303
+        card = {f"card-{anna}": "50", "game": "1", "round": "1", "csrf_token": csrf}
+        assert at_first.request(f"/matches/{match_id}/rounds", card) == 303
+        answer = at_second.page(poll)
+        assert "is-in" in answer and f"since={version + 1}" in answer
 
-            rename = {"name": "Benedikt", "csrf_token": csrf}
-            assert at_first.request(f"/players/{ben}/name", rename) == 303
-            assert "Benedikt" in at_second.page(f"/matches/{match_id}")
-        finally:
-            stop(second)
+        rename = {"name": "Benedikt", "csrf_token": csrf}
+        assert at_first.request(f"/players/{ben}/name", rename) == 303
+        assert "Benedikt" in at_second.page(f"/matches/{match_id}")
     finally:
-        stop(first)
+        for server, _port in started:
+            stop(server)
 
 
 def tokens_of(app, match_id: int) -> str:
