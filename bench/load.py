@@ -21,15 +21,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import random
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -37,9 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from serving import CSRF, MemoryWatch, free_port, start_server  # noqa: E402
+
 from companion import rules  # noqa: E402
 
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 POLL = re.compile(r'since=(\d+)&amp;form=([^&"]*)')
 TOKEN = re.compile(r"/join/([\w-]+)")
 
@@ -284,90 +281,6 @@ async def join_table(port: int, match_id: int, token: str, ids: list[int]) -> Ta
     return Table(match_id, phones, ids)
 
 
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_server(
-    database_url: str, port: int, workers: int | None, settings: dict | None = None
-) -> subprocess.Popen:
-    """The real server, as `make run` starts it, on loopback with its own database."""
-    env = {
-        **os.environ,
-        "COMPANION_DATABASE_URL": database_url,
-        "COMPANION_SECRET_KEY": "load-bench",
-        **(settings or {}),
-    }
-    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
-    if workers is not None:
-        command += ["--workers", str(workers)]
-    # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
-    log = open(Path(tempfile.gettempdir()) / "companion-load-server.log", "w")  # noqa: SIM115
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    server.kill()
-    raise SystemExit("the server did not start")
-
-
-class MemoryWatch(threading.Thread):
-    """Samples the server's memory twice a second: the server and its worker processes.
-
-    Workers are forked from the server, so they share pages; the sum of their resident
-    sizes counts those pages once per process. The figure reported is the peak of the
-    sum of proportional set sizes (PSS: a shared page split among its sharers), with
-    the plain resident sum beside it.
-    """
-
-    def __init__(self, pid: int):
-        super().__init__(daemon=True)
-        self.pid = pid
-        self.peak_pss = self.peak_rss = 0.0
-        self.processes = 0
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(0.5):
-            pss = rss = 0.0
-            pids = [self.pid, *children(self.pid)]
-            for pid in pids:
-                figures = smaps_rollup(pid)
-                pss += figures.get("Pss", 0) / 1024
-                rss += figures.get("Rss", 0) / 1024
-            self.peak_pss, self.peak_rss = max(self.peak_pss, pss), max(self.peak_rss, rss)
-            self.processes = max(self.processes, len(pids))
-
-
-def children(pid: int) -> list[int]:
-    """The child processes of ``pid``."""
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
-
-
-def smaps_rollup(pid: int) -> dict[str, int]:
-    """A process's memory figures in kB (Rss, Pss, ...), empty once it is gone."""
-    try:
-        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-    except OSError:
-        return {}
-    figures = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        figures[name] = int(value.split()[0])
-    return figures
-
-
 async def run(port: int, created, args) -> tuple[Stats, float, list[Table]]:
     """Join the phones, then poll and play for the given time."""
     tables = await set_up(port, created)
@@ -408,10 +321,7 @@ def report(stats: Stats, elapsed: float, memory: MemoryWatch, args) -> None:
     print(
         f"errors: {len(stats.errors)}" + (f" (first: {stats.errors[:3]})" if stats.errors else "")
     )
-    print(
-        f"server peak memory: {memory.peak_pss:.0f} MB (PSS of {memory.processes} processes;"
-        f" resident sum {memory.peak_rss:.0f} MB)"
-    )
+    print(f"server peak memory: {memory.summary()}")
 
 
 def main() -> None:

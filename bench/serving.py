@@ -1,0 +1,192 @@
+"""What the benchmarks that drive the real server share: starting it, a browser, its memory.
+
+Not a benchmark itself: ``load.py``, ``table.py``, ``import_wait.py`` and ``busy.py``
+import it.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from email.message import Message
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def server_env(database_url: str, settings: dict | None = None) -> dict[str, str]:
+    """The environment a bench server (or migration) runs in: its database, a fixed key."""
+    return {
+        **os.environ,
+        "COMPANION_DATABASE_URL": database_url,
+        "COMPANION_SECRET_KEY": "bench",
+        **(settings or {}),
+    }
+
+
+def start_server(
+    database_url: str, port: int, workers: int | None, settings: dict | None = None
+) -> subprocess.Popen:
+    """The real server, as `make run` starts it, on loopback with its own database."""
+    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
+    log = open(Path(tempfile.gettempdir()) / f"companion-bench-{port}.log", "w")  # noqa: SIM115
+    server = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=server_env(database_url, settings),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit(f"the server did not start (see {log.name})")
+
+
+class Answer(NamedTuple):
+    """What the server answered one request, and how long it took."""
+
+    status: int
+    headers: Message
+    seconds: float
+    text: str
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Report a 303 as it is."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class Browser:
+    """One phone's steps in a script: cookies, the CSRF token of the last page, no redirects.
+
+    For the few requests a benchmark times one by one; ``load.py`` has Locust for crowds.
+    """
+
+    def __init__(self, base: str):
+        self.base = base
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), NoRedirect()
+        )
+        self.csrf = ""
+
+    def send(self, path: str, data: bytes | None = None, headers: dict | None = None) -> Answer:
+        """One request; a page's CSRF token is kept for the next form."""
+        request = urllib.request.Request(self.base + path, data=data, headers=headers or {})
+        started = time.perf_counter()
+        try:
+            with self.opener.open(request, timeout=600) as response:
+                body, status, got = response.read().decode(), response.status, response.headers
+        except urllib.error.HTTPError as error:
+            body, status, got = error.read().decode(), error.code, error.headers
+        found = CSRF.search(body)
+        if found:
+            self.csrf = found.group(1)
+        return Answer(status, got, time.perf_counter() - started, body)
+
+    def form(self, path: str, fields: dict) -> Answer:
+        """POST a form with this phone's CSRF token."""
+        data = urllib.parse.urlencode({**fields, "csrf_token": self.csrf}).encode()
+        return self.send(path, data)
+
+    def upload(self, path: str, name: str, content: bytes) -> Answer:
+        """POST one file (multipart), as the backup page does."""
+        boundary = uuid.uuid4().hex
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n'
+            f"{self.csrf}\r\n".encode(),
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            "Content-Type: application/json\r\n\r\n".encode()
+            + content
+            + b"\r\n",
+            f"--{boundary}--\r\n".encode(),
+        ]
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        return self.send(path, b"".join(parts), headers)
+
+
+class MemoryWatch(threading.Thread):
+    """Samples the memory of some processes and their children twice a second.
+
+    A server's workers are forked from it, so they share pages; the sum of their
+    resident sizes counts those pages once per process. The figure reported is the
+    peak of the sum of proportional set sizes (PSS: a shared page split among its
+    sharers), with the plain resident sum beside it.
+    """
+
+    def __init__(self, *pids: int):
+        super().__init__(daemon=True)
+        self.pids = pids
+        self.peak_pss = self.peak_rss = 0.0
+        self.processes = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            pss = rss = 0.0
+            pids = [pid for root in self.pids for pid in (root, *children(root))]
+            for pid in pids:
+                figures = smaps_rollup(pid)
+                pss += figures.get("Pss", 0) / 1024
+                rss += figures.get("Rss", 0) / 1024
+            self.peak_pss, self.peak_rss = max(self.peak_pss, pss), max(self.peak_rss, rss)
+            self.processes = max(self.processes, len(pids))
+
+    def summary(self) -> str:
+        """The peak, in words."""
+        return (
+            f"{self.peak_pss:.0f} MB (PSS of {self.processes} processes;"
+            f" resident sum {self.peak_rss:.0f} MB)"
+        )
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """A process's memory figures in kB (Rss, Pss, ...), empty once it is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return {}
+    figures = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        figures[name] = int(value.split()[0])
+    return figures
