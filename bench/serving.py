@@ -1,4 +1,4 @@
-"""What the benchmarks that drive the real server share: starting it, a browser, its memory.
+"""What the benchmarks that drive the real server share: starting it, its memory, PostgreSQL.
 
 Not a benchmark itself: ``load.py``, ``table.py``, ``import_wait.py`` and ``busy.py``
 import it.
@@ -6,9 +6,11 @@ import it.
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,12 +21,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from email.message import Message
 from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+POSTGRESQL = Path("/usr/lib/postgresql/15/bin")  # Debian's `postgresql` package
 
 
 def free_port() -> int:
@@ -69,6 +73,17 @@ def start_server(
             time.sleep(0.2)
     server.kill()
     raise SystemExit(f"the server did not start (see {log.name})")
+
+
+def migrate(database_url: str) -> None:
+    """Bring the database to the newest schema once, before several servers share it."""
+    subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "companion", "db", "upgrade"],
+        cwd=ROOT,
+        env=server_env(database_url),
+        check=True,
+        capture_output=True,
+    )
 
 
 class Answer(NamedTuple):
@@ -135,6 +150,36 @@ class Browser:
         return self.send(path, b"".join(parts), headers)
 
 
+@contextlib.contextmanager
+def postgresql_cluster() -> Iterator[tuple[str, int]]:
+    """A throwaway PostgreSQL cluster on loopback: its database URL and postmaster's pid.
+
+    PostgreSQL refuses to run as root, so the cluster belongs to the ``postgres``
+    system user (Debian's package creates it). It is stopped and removed after.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="companion-pg-"))
+    shutil.chown(folder, "postgres")
+    data, port = folder / "data", free_port()
+
+    def as_postgres(program: str, *args: str) -> None:
+        command = ["runuser", "-u", "postgres", "--", str(POSTGRESQL / program), *args]
+        subprocess.run(command, check=True, capture_output=True, cwd=folder)
+
+    try:
+        as_postgres("initdb", "-D", str(data), "--auth=trust", "--encoding=UTF8", "--no-sync")
+        options = f"-p {port} -c listen_addresses=127.0.0.1 -k {folder}"
+        log = str(folder / "log")
+        as_postgres("pg_ctl", "-D", str(data), "-l", log, "-o", options, "-w", "start")
+        try:
+            as_postgres("createdb", "-h", "127.0.0.1", "-p", str(port), "companion")
+            pid = int((data / "postmaster.pid").read_text().split()[0])
+            yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/companion", pid
+        finally:
+            as_postgres("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class MemoryWatch(threading.Thread):
     """Samples the memory of some processes and their children twice a second.
 
@@ -177,6 +222,18 @@ def children(pid: int) -> list[int]:
     except OSError:
         return []
     return [int(child) for child in text.split()]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) a process and its living children have used so far."""
+    total = 0.0
+    for each in (pid, *children(pid)):
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def smaps_rollup(pid: int) -> dict[str, int]:
