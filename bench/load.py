@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/load.py [--tables 100] [--phones 6] [--seconds 60]
      [--round-seconds 30] [--database sqlite|postgresql] [--servers 1] [--workers N]
 (prints figures; not a test). Locust (the `bench` extra) plays the phones, headless,
-as a library in this process; it starts the servers itself.
+run as a library in this script, which sets up the database and the servers itself.
 
 It starts ``--servers`` app servers (`python -m companion.serve`, each on its own
 loopback port) on one fresh database: an SQLite file, or with ``--database
@@ -394,12 +394,14 @@ def main() -> None:
             server_pids = [server.pid for _, server in servers]
             memory = MemoryWatch(*server_pids)
             database_memory = MemoryWatch(*database_pids) if database_pids else None
-            for watch in (memory, database_memory):
-                if watch is not None:
-                    watch.start()
+            watches = [watch for watch in (memory, database_memory) if watch is not None]
+            for watch in watches:
+                watch.start()
             classes = phone_classes(tables, [host for host, _ in servers])
             usage = Usage(server_pids, database_pids)
             stats, elapsed, shares = load(tables, classes, args, usage)
+            for watch in watches:
+                watch.done.set()
         placed = rounds_placed(database_url)
     report(args, stats, elapsed, shares, placed, memory, database_memory)
 
