@@ -46,6 +46,7 @@ from serving import (
     MemoryWatch,
     cpu_seconds,
     free_port,
+    machine_cpu_seconds,
     migrate,
     postgresql_cluster,
     start_server,
@@ -255,23 +256,25 @@ def phone_classes(tables: list[Table], hosts: list[str]) -> list[type[Phone]]:
 
 
 class Usage:
-    """CPU time used by the load generator (this process), the servers and the database."""
+    """CPU time used by the load generator (this process), the servers, the database, and
+    by the machine as a whole: it is shared, and what other programs take is not ours."""
 
     def __init__(self, servers: list[int], database: list[int]):
         self.servers, self.database = servers, database
-        self.begin = (0.0, 0.0, 0.0)
+        self.begin = (0.0, 0.0, 0.0, 0.0)
 
     def start(self) -> None:
         """Count from now on."""
         self.begin = self.now()
 
-    def now(self) -> tuple[float, float, float]:
+    def now(self) -> tuple[float, float, float, float]:
         """CPU seconds used so far by each."""
         mine = resource.getrusage(resource.RUSAGE_SELF)
         return (
             mine.ru_utime + mine.ru_stime,
             sum(cpu_seconds(pid) for pid in self.servers),
             sum(cpu_seconds(pid) for pid in self.database),
+            machine_cpu_seconds(),
         )
 
     def shares(self, elapsed: float) -> list[float]:
@@ -352,11 +355,12 @@ def report(args, stats, elapsed: float, shares, placed: int, memory, database_me
     print(f"app servers' peak memory: {memory.summary()}")
     if database_memory is not None:
         print(f"PostgreSQL's peak memory: {database_memory.summary()}")
-    generator, servers, database = shares
+    generator, servers, database, machine = shares
     print(
-        f"CPU, % of one core ({os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.1f}): load generator (Locust) {generator:.0f} %, "
-        f"app servers {servers:.0f} %" + (f", PostgreSQL {database:.0f} %" if database else "")
+        f"CPU, % of one core ({os.cpu_count()} cores): load generator (Locust) {generator:.0f} %,"
+        f" app servers {servers:.0f} %"
+        + (f", PostgreSQL {database:.0f} %" if database else "")
+        + f"; other programs on the machine {machine - generator - servers - database:.0f} %"
     )
 
 

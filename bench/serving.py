@@ -236,6 +236,13 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def machine_cpu_seconds() -> float:
+    """CPU time every core of the machine has been busy so far, all processes together."""
+    fields = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and waiting for I/O
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def smaps_rollup(pid: int) -> dict[str, int]:
     """A process's memory figures in kB (Rss, Pss, ...), empty once it is gone."""
     try:
