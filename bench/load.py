@@ -231,9 +231,10 @@ def app_servers(database_url: str, count: int, workers: int | None):
     """``count`` app servers on one database, each on a port of its own: (URL, process)."""
     started = []
     try:
-        for _ in range(count):
-            port = free_port()
-            started.append((f"http://127.0.0.1:{port}", start_server(database_url, port, workers)))
+        for number in range(1, count + 1):
+            port, log = free_port(), f"companion-load-server-{number}.log"
+            server = start_server(database_url, port, workers, log_name=log)
+            started.append((f"http://127.0.0.1:{port}", server))
         yield started
     finally:
         for _, server in started:

@@ -49,14 +49,21 @@ def server_env(database_url: str, settings: dict | None = None) -> dict[str, str
 
 
 def start_server(
-    database_url: str, port: int, workers: int | None, settings: dict | None = None
+    database_url: str,
+    port: int,
+    workers: int | None,
+    settings: dict | None = None,
+    log_name: str = "companion-bench-server.log",
 ) -> subprocess.Popen:
-    """The real server, as `make run` starts it, on loopback with its own database."""
+    """The real server, as `make run` starts it, on loopback with its own database.
+
+    Its output goes to ``log_name`` in the temporary folder, kept after the run.
+    """
     command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
     if workers is not None:
         command += ["--workers", str(workers)]
     # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
-    log = open(Path(tempfile.gettempdir()) / f"companion-bench-{port}.log", "w")  # noqa: SIM115
+    log = open(Path(tempfile.gettempdir()) / log_name, "w")  # noqa: SIM115
     server = subprocess.Popen(
         command,
         cwd=ROOT,
