@@ -232,14 +232,18 @@ def children(pid: int) -> list[int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU time (user and system) a process and its living children have used so far."""
+    """CPU time (user and system) a process and its children have used so far.
+
+    Children that ended count too, through their parent (PostgreSQL starts a process
+    for each connection, a server may replace a worker).
+    """
     total = 0.0
     for each in (pid, *children(pid)):
         try:
             fields = Path(f"/proc/{each}/stat").read_text().rpartition(")")[2].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        total += sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
     return total
 
 
