@@ -50,8 +50,9 @@ $(STAMPS)/install: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	mkdir -p $(STAMPS) && touch $@
 
+# The benchmarks' tools come along, so bench/ runs after `make test`.
 $(STAMPS)/install-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	mkdir -p $(STAMPS) && touch $@ $(STAMPS)/install
 
 $(COMPILED): %.mo: %.po | $(STAMPS)/install

@@ -20,8 +20,6 @@ Every write answered 303 is then looked up in the database: none may be missing.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import http.client
 import random
 import re
 import sqlite3
@@ -29,14 +27,13 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from history import build  # noqa: E402
-from load import CSRF, Connection, MemoryWatch, free_port, start_server  # noqa: E402
+from serving import Answer, Browser, MemoryWatch, free_port, start_server  # noqa: E402
 
 from companion import create_app, rules  # noqa: E402
 from companion.backup.document import dump, export_document  # noqa: E402
@@ -67,21 +64,19 @@ class Writes:
     def __init__(self) -> None:
         self.sent: list[tuple[str, float, float, int]] = []  # kind, start, seconds, status
 
-    async def timed(self, kind: str, request) -> int:
-        """Send one request and note it."""
-        begin = time.monotonic()
-        status, _headers, _text = await request
-        self.sent.append((kind, begin, time.monotonic() - begin, status))
-        return status
+    def note(self, kind: str, answer: Answer) -> int:
+        """Note one answered write; its status."""
+        begin = time.monotonic() - answer.seconds
+        self.sent.append((kind, begin, answer.seconds, answer.status))
+        return answer.status
 
 
-async def join(port: int, database: Path) -> tuple[Connection, int, list[int], str]:
+def join(port: int, database: Path) -> tuple[Browser, int, list[int]]:
     """A phone that adds the players and starts a match (it holds the player link)."""
-    phone = Connection(port)
-    _, _, page = await phone.request("GET", "/players/")
-    token = CSRF.search(page).group(1)
+    phone = Browser(f"http://127.0.0.1:{port}")
+    phone.send("/players/")
     for name in PLAYERS:
-        status, _, _ = await phone.request("POST", "/players/", {"name": name, "csrf_token": token})
+        status = phone.form("/players/", {"name": name}).status
         assert status == 303, status
     with sqlite3.connect(database) as connection:
         ids = [
@@ -89,84 +84,56 @@ async def join(port: int, database: Path) -> tuple[Connection, int, list[int], s
             for name in PLAYERS
         ]
     form = {f"seat_{n}": pid for n, pid in enumerate(ids, 1)}
-    form.update(end_kind="games", end_value=1000, deck="standard", csrf_token=token)
-    status, headers, _ = await phone.request("POST", "/matches/", form)
-    assert status == 303, status
-    match_id = int(re.search(r"/matches/(\d+)", headers["location"]).group(1))
-    return phone, match_id, ids, token
+    form.update(end_kind="games", end_value=1000, deck="standard")
+    answer = phone.form("/matches/", form)
+    assert answer.status == 303, answer.status
+    match_id = int(re.search(r"/matches/(\d+)", answer.headers["location"]).group(1))
+    return phone, match_id, ids
 
 
-async def play(
+def play(
     port: int, database: Path, writes: Writes, started: threading.Event, stop: threading.Event
 ) -> tuple[int, int]:
     """Play games on one phone until told to stop; return the match id and rounds stored."""
-    phone, match_id, ids, token = await join(port, database)
+    phone, match_id, ids = join(port, database)
     started.set()
     rng = random.Random(10)
     stored = 0
     game = 0
 
-    async def post(kind: str, path: str, form: dict) -> int:
-        await asyncio.sleep(WRITE_EVERY)
-        form = {**form, "csrf_token": token}
-        request = phone.request("POST", f"/matches/{match_id}{path}", form)
-        return await writes.timed(kind, request)
+    def post(kind: str, path: str, form: dict) -> int:
+        time.sleep(WRITE_EVERY)
+        return writes.note(kind, phone.form(f"/matches/{match_id}{path}", form))
 
     while not stop.is_set():
         game += 1
         cards = rng.sample(range(1, 105), 10 * len(ids) + 4)
         starting, hands = cards[-4:], [cards[i * 10 : i * 10 + 10] for i in range(len(ids))]
         form = {f"row{n}": card for n, card in enumerate(starting, 1)}
-        assert await post("start", "/games", {**form, "game": game}) == 303
+        assert post("start", "/games", {**form, "game": game}) == 303
         table = rules.Table([(card,) for card in starting])
         for turn in range(rules.HAND_SIZE):
             plays = [(pid, hands[seat][turn]) for seat, pid in enumerate(ids)]
             base = {"game": game, "round": turn + 1}
             form = {f"card-{pid}": card for pid, card in plays}
-            stored += await post("round", "/rounds", {**base, **form}) == 303
+            stored += post("round", "/rounds", {**base, **form}) == 303
             table.start_round(plays)
             choices: dict[int, int] = {}
             while (pending := table.run(choices)) is not None:
                 choices[pending.player] = pending.suggested
                 form = {**base, "player": pending.player, "row": pending.suggested}
-                await post("choice", "/choice", form)
-    phone.close()
+                post("choice", "/choice", form)
     return match_id, stored
-
-
-def multipart(fields: dict[str, str], name: str, data: bytes) -> tuple[bytes, str]:
-    """A multipart/form-data body with text fields and one file."""
-    boundary = uuid.uuid4().hex
-    parts = [
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
-        for key, value in fields.items()
-    ]
-    parts.append(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        "Content-Type: application/json\r\n\r\n".encode()
-        + data
-        + b"\r\n"
-    )
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
 def import_file(port: int, path: Path) -> tuple[float, float, int, str]:
     """Import the file through the backup page; its start, seconds, status and message."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    connection.request("GET", "/backup")
-    response = connection.getresponse()
-    page = response.read().decode()
-    cookie = response.getheader("Set-Cookie", "").split(";", 1)[0]
-    body, kind = multipart({"csrf_token": CSRF.search(page).group(1)}, path.name, path.read_bytes())
+    phone = Browser(f"http://127.0.0.1:{port}")
+    phone.send("/backup")
     begin = time.monotonic()
-    connection.request("POST", "/backup/import", body, {"Content-Type": kind, "Cookie": cookie})
-    response = connection.getresponse()
-    text = response.read().decode()
-    seconds = time.monotonic() - begin
-    connection.close()
-    found = re.search(r'class="field-error"[^>]*>([^<]+)<', text)
-    return begin, seconds, response.status, found.group(1) if found else ""
+    answer = phone.upload("/backup/import", path.name, path.read_bytes())
+    found = re.search(r'class="field-error"[^>]*>([^<]+)<', answer.text)
+    return begin, answer.seconds, answer.status, found.group(1) if found else ""
 
 
 def run(file: Path, folder: Path, workers: int | None, forced: bool) -> None:
@@ -181,9 +148,7 @@ def run(file: Path, folder: Path, workers: int | None, forced: bool) -> None:
     outcome: dict = {}
 
     def phone() -> None:
-        outcome["match"], outcome["stored"] = asyncio.run(
-            play(port, database, writes, started, stop)
-        )
+        outcome["match"], outcome["stored"] = play(port, database, writes, started, stop)
 
     player = threading.Thread(target=phone)
     try:

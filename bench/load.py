@@ -1,246 +1,196 @@
 """Load benchmark: many tables of phones polling and playing against the real server.
 
 Run: .venv/bin/python bench/load.py [--tables 100] [--phones 6] [--seconds 60]
-     [--round-seconds 30] [--workers N]
-(prints figures; not a test). It starts `python -m companion.serve` on 127.0.0.1 with
-a fresh database, sets up one match per table (written directly; every phone joins
-over HTTP by the player link and says who it is), then lets every phone poll /live
-every 2 s while the tables play: tables sit down at random moments of the first
-round; in each round every player sends their own card at a random moment of its
-first half, too-low cards are answered by their player's phone, and games follow one
-another. A round every 30 s is a brisk table (a 10-round game entered in 5 minutes);
---round-seconds 20 is a stress test. Traffic goes to loopback only and stops after
---seconds; figures count the requests sent until then.
+     [--round-seconds 30] [--database sqlite|postgresql] [--servers 1] [--workers N]
+(prints figures; not a test). Locust (the `bench` extra) plays the phones, headless,
+run as a library in this script, which sets up the database and the servers itself.
 
-Target (issue 4): 100 tables of 6 phones, p95 under 100 ms, zero errors, server under
-300 MB.
+It starts ``--servers`` app servers (`python -m companion.serve`, each on its own
+loopback port) on one fresh database: an SQLite file, or with ``--database
+postgresql`` a throwaway PostgreSQL cluster of Debian's package, removed after. One
+match per table is written directly into the database; each table's phones talk to
+one server (tables are spread over the servers, as behind a proxy), and every phone
+joins over HTTP by the player link and says who it is. Then every phone polls /live
+every 2 s while the tables play: tables sit down at random moments of the first
+round; in each round every player's phone sends its own card at a random moment of
+the round's first half, too-low cards are answered by their player's phone, and games
+follow one another. A round every 30 s is a brisk table (a 10-round game entered in 5
+minutes); --round-seconds 20 is a stress test. Traffic goes to loopback only and stops
+after --seconds; the figures count the requests answered until then.
+
+Targets (issue 11): 100 tables of 6 phones at a round every 20 s, p95 under 100 ms and
+no failures, on SQLite with one server and on PostgreSQL with two; servers under 300 MB.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import importlib.util
 import os
 import random
 import re
-import socket
-import statistics
-import subprocess
-import sys
+import resource
 import tempfile
-import threading
 import time
 import urllib.parse
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import gevent
+from gevent.lock import Semaphore
+from gevent.queue import Queue
+from locust import FastHttpUser, constant, task
+from locust.env import Environment
+from locust.stats import StatsEntry
+from serving import (
+    CSRF,
+    MemoryWatch,
+    cpu_seconds,
+    free_port,
+    machine_cpu_seconds,
+    migrate,
+    postgresql_cluster,
+    start_server,
+)
+from sqlalchemy import create_engine, text
 
-from companion import rules  # noqa: E402
+from companion import create_app, rules
+from companion.db import db
+from companion.models import Match, Player, Seat
 
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 POLL = re.compile(r'since=(\d+)&amp;form=([^&"]*)')
-TOKEN = re.compile(r"/join/([\w-]+)")
-
-
-class Connection:
-    """One keep-alive HTTP/1.1 connection with its own cookies: a phone's browser."""
-
-    def __init__(self, port: int, cookies: dict[str, str] | None = None):
-        self.port = port
-        self.cookies: dict[str, str] = {} if cookies is None else cookies
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def request(
-        self, method: str, path: str, form: dict | None = None, headers: dict | None = None
-    ) -> tuple[int, dict, str]:
-        """Send a request; return status, headers and body text."""
-        for attempt in (1, 2):  # the server may close an idle connection: reconnect once
-            try:
-                return await asyncio.wait_for(
-                    self._exchange(method, path, form, headers or {}), timeout=30
-                )
-            except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
-                self.close()
-                if attempt == 2:
-                    raise
-            except asyncio.CancelledError:  # the time is up mid-request: a fresh start
-                self.close()
-                raise
-        raise AssertionError("unreachable")
-
-    def close(self) -> None:
-        """Drop the connection; the next request opens a new one."""
-        if self.writer is not None:
-            self.writer.close()
-        self.writer = None
-
-    async def _exchange(self, method, path, form, headers):
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        body = urllib.parse.urlencode(form).encode() if form is not None else b""
-        lines = [
-            f"{method} {path} HTTP/1.1",
-            f"Host: 127.0.0.1:{self.port}",
-            f"Content-Length: {len(body)}",
-        ]
-        if form is not None:
-            lines.append("Content-Type: application/x-www-form-urlencoded")
-        if self.cookies:
-            lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
-        lines += [f"{k}: {v}" for k, v in headers.items()]
-        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
-        await self.writer.drain()
-        status_line = await self.reader.readuntil(b"\r\n")
-        if not status_line:
-            raise ConnectionError("closed")
-        status = int(status_line.split()[1])
-        response_headers: dict[str, str] = {}
-        while (line := await self.reader.readuntil(b"\r\n")) != b"\r\n":
-            name, _, value = line.decode().partition(":")
-            name, value = name.strip().lower(), value.strip()
-            if name == "set-cookie":
-                key, _, rest = value.partition("=")
-                self.cookies[key] = rest.split(";", 1)[0]
-            response_headers[name] = value
-        length = int(response_headers.get("content-length", "0"))
-        text = (await self.reader.readexactly(length)).decode() if length else ""
-        if response_headers.get("connection", "").lower() == "close":
-            self.writer.close()
-            self.writer = None
-        return status, response_headers, text
-
-
-class Stats:
-    """Latencies and errors of every request in the load phase."""
-
-    def __init__(self):
-        self.latencies: list[float] = []
-        self.errors: list[str] = []
-        self.by_kind: dict[str, list[float]] = {}
-
-    async def timed(self, kind: str, call, expected=(200, 204, 303)):
-        """Run one request, record its latency and whether it answered as expected."""
-        begin = time.perf_counter()
-        try:
-            status, headers, text = await call
-        except Exception as error:
-            self.errors.append(f"{kind}: {error!r}")
-            return None
-        self.latencies.append(time.perf_counter() - begin)
-        self.by_kind.setdefault(kind, []).append(self.latencies[-1])
-        if status not in expected:
-            self.errors.append(f"{kind}: HTTP {status}")
-        return status, headers, text
-
-
-class Phone:
-    """A phone at a table: polls the match and sends its player's card and choices."""
-
-    def __init__(self, port: int, match_id: int, player_id: int):
-        # One keep-alive connection a phone, polls and posts taking turns on it: 600
-        # phones stay under the server's connection limit.
-        self.http = Connection(port)
-        self.turn = asyncio.Lock()
-        self.match_id = match_id
-        self.player_id = player_id
-        self.csrf = ""
-        self.since = "0"
-        self.form_key = ""
-
-    async def poll_forever(self, stats: Stats, stop: float) -> None:
-        """Ask /live every 2 s (first at a random moment), as the page's htmx does."""
-        await asyncio.sleep(random.uniform(0, 2))
-        while time.monotonic() < stop:
-            path = (
-                f"/matches/{self.match_id}/live?since={self.since}"
-                f"&form={urllib.parse.quote(self.form_key)}&view=match"
-            )
-            async with self.turn:
-                result = await stats.timed(
-                    "poll", self.http.request("GET", path, headers={"HX-Request": "true"})
-                )
-            if result and result[0] == 200 and (found := POLL.search(result[2])):
-                self.since, self.form_key = found.group(1), urllib.parse.unquote(found.group(2))
-            await asyncio.sleep(2)
-
-    async def post(self, stats: Stats, kind: str, path: str, form: dict) -> None:
-        """Send a form with this phone's CSRF token."""
-        async with self.turn:
-            await stats.timed(
-                kind,
-                self.http.request(
-                    "POST", f"/matches/{self.match_id}{path}", {**form, "csrf_token": self.csrf}
-                ),
-            )
+WRITES = ("start", "card", "choice")
 
 
 class Table:
     """One match: its phones, and the dealer that plays games with them."""
 
-    def __init__(self, match_id: int, phones: list[Phone], player_ids: list[int]):
+    def __init__(self, match_id: int, token: str, player_ids: list[int]):
         self.match_id = match_id
-        self.phones = phones
+        self.token = token
         self.player_ids = player_ids
+        self.phones: list[Phone | None] = [None] * len(player_ids)
         self.games = 0
 
-    async def play(self, stats: Stats, stop: float, round_seconds: float) -> None:
-        """Deal and play games until the time is up; choices go to the right phone."""
+    def seated(self) -> int:
+        """How many of its phones have joined."""
+        return sum(phone is not None for phone in self.phones)
+
+    def play(self, round_seconds: float) -> None:
+        """Deal and play games until stopped; choices go to the right phone."""
         rng = random.Random(self.match_id)
-        await asyncio.sleep(rng.uniform(0, round_seconds))  # tables sit down one by one
-        while time.monotonic() < stop:
+        gevent.sleep(rng.uniform(0, round_seconds))  # tables sit down one by one
+        while True:
             self.games += 1
             cards = rng.sample(range(1, 105), 10 * len(self.phones) + 4)
             starting = cards[-4:]
             hands = [cards[i * 10 : (i + 1) * 10] for i in range(len(self.phones))]
-            form = {f"row{n}": str(card) for n, card in enumerate(starting, 1)}
-            await self.phones[0].post(stats, "start", "/games", {**form, "game": self.games})
+            form = {f"row{n}": card for n, card in enumerate(starting, 1)}
+            self.phones[0].post("start", "/games", {**form, "game": self.games})
             rows = tuple((card,) for card in starting)
-            for turn in range(10):
-                if time.monotonic() >= stop:
-                    return
-                rows = await self.play_round(stats, rng, rows, hands, turn, round_seconds)
+            for turn in range(rules.HAND_SIZE):
+                rows = self.play_round(rng, rows, hands, turn, round_seconds)
 
-    async def play_round(self, stats, rng, rows, hands, turn, round_seconds):
+    def play_round(self, rng, rows, hands, turn, round_seconds):
         """Every phone sends its card at a random moment; then any too-low choices."""
         plays = [(pid, hands[seat][turn]) for seat, pid in enumerate(self.player_ids)]
         base = {"game": self.games, "round": turn + 1}
-
-        async def send(seat, pid, card):
-            await asyncio.sleep(rng.uniform(0, round_seconds / 2))
-            await self.phones[seat].post(stats, "card", "/rounds", {**base, f"card-{pid}": card})
-
-        await asyncio.gather(*(send(seat, pid, card) for seat, (pid, card) in enumerate(plays)))
+        senders = [
+            gevent.spawn_later(
+                rng.uniform(0, round_seconds / 2),
+                phone.post,
+                "card",
+                "/rounds",
+                {**base, f"card-{pid}": card},
+            )
+            for phone, (pid, card) in zip(self.phones, plays, strict=True)
+        ]
+        try:
+            gevent.joinall(senders)
+        finally:  # stopped mid-round: the phones stop too
+            gevent.killall(senders)
         table = rules.Table(rows)
         table.start_round(plays)
         choices: dict[int, int] = {}
         while (pending := table.run(choices)) is not None:
             choices[pending.player] = pending.suggested
             phone = self.phones[self.player_ids.index(pending.player)]
-            await asyncio.sleep(rng.uniform(0.5, 2))
-            await phone.post(
-                stats,
-                "choice",
-                "/choice",
-                {**base, "player": pending.player, "row": pending.suggested},
-            )
-        await asyncio.sleep(round_seconds / 2)
+            gevent.sleep(rng.uniform(0.5, 2))
+            form = {**base, "player": pending.player, "row": pending.suggested}
+            phone.post("choice", "/choice", form)
+        gevent.sleep(round_seconds / 2)
         return table.rows
 
 
-def create_matches(database_url: str, tables: int, seats: int) -> list[tuple[int, str, list]]:
-    """Players and one match per table, written straight into the server's database.
+class Phone(FastHttpUser):
+    """A phone at a table: joins by the player link, polls, sends its player's card."""
+
+    abstract = True  # one subclass per server: its host, and the seats of its tables
+    seats: Queue  # (table, seat) for each phone of this server's tables
+    wait_time = constant(2)  # the match page polls every 2 s after an answer
+    # One keep-alive connection a phone, polls and posts taking turns on it (``turn``):
+    # 600 phones stay within the servers' connection limits, the connection never
+    # idles long enough for the server to close it, and a request's time is its own,
+    # not that of the one before it.
+    concurrency = 1
+    max_redirects = 0  # a write's answer is its 303; the polls show what it changed
+    network_timeout = connection_timeout = 30
+
+    def on_start(self) -> None:
+        """Take a seat, open the player link and say who this phone is."""
+        self.table, seat = self.seats.get_nowait()
+        self.player_id = self.table.player_ids[seat]
+        self.match = f"/matches/{self.table.match_id}"
+        self.since, self.form_key = "0", ""
+        self.csrf = ""
+        self.turn = Semaphore()
+        self.expect("join", "GET", f"{self.match}/join/{self.table.token}", 303)
+        page = self.expect("join", "GET", self.match, 200)
+        self.csrf = CSRF.search(page).group(1)
+        self.post("join", "/me", {"player": self.player_id})
+        self.table.phones[seat] = self
+
+    @task
+    def poll(self) -> None:
+        """Ask /live what changed since the version this phone shows, as htmx does."""
+        query = f"since={self.since}&form={urllib.parse.quote(self.form_key)}&view=match"
+        page = self.expect(
+            "poll", "GET", f"{self.match}/live?{query}", (200, 204), {"HX-Request": "true"}
+        )
+        if page and (found := POLL.search(page)):
+            self.since, self.form_key = found.group(1), urllib.parse.unquote(found.group(2))
+
+    def post(self, kind: str, path: str, form: dict) -> None:
+        """Send a form of this match with the phone's CSRF token; 303 is success."""
+        self.expect(kind, "POST", self.match + path, 303, data={**form, "csrf_token": self.csrf})
+
+    def expect(self, kind, method, path, statuses, headers=None, data=None) -> str:
+        """One request, named by its kind; any other status than ``statuses`` fails it."""
+        statuses = statuses if isinstance(statuses, tuple) else (statuses,)
+        with (
+            self.turn,
+            self.client.request(
+                method,
+                path,
+                name=kind,
+                data=data,
+                headers=headers,
+                catch_response=True,
+            ) as response,
+        ):
+            if response.status_code in statuses:
+                response.success()
+                return response.text or ""
+            response.failure(getattr(response, "error", None) or f"HTTP {response.status_code}")
+            return ""
+
+
+def create_matches(database_url: str, tables: int, seats: int) -> list[Table]:
+    """Players and one match per table, written straight into the servers' database.
 
     Setting up is not what is measured, so it skips HTTP; the phones still join over
     HTTP with the player link, as real phones do.
     """
-    from companion import create_app
-    from companion.db import db
-    from companion.models import Match, Player, Seat
-
-    app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "SECRET_KEY": "load-bench"})
+    app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "SECRET_KEY": "bench"})
     created = []
     with app.app_context():
         for number in range(tables):
@@ -257,165 +207,166 @@ def create_matches(database_url: str, tables: int, seats: int) -> list[tuple[int
             )
             db.session.add(match)
             db.session.flush()
-            created.append((match.id, match.player_token, [player.id for player in players]))
+            created.append(Table(match.id, match.player_token, [player.id for player in players]))
         db.session.commit()
+        db.engine.dispose()
     return created
 
 
-async def set_up(port: int, created: list[tuple[int, str, list]]) -> list[Table]:
-    """Every phone opens its table's player link and says who it is."""
-    return list(await asyncio.gather(*(join_table(port, *table) for table in created)))
+@contextlib.contextmanager
+def fresh_database(engine: str, folder: str):
+    """A new, migrated database: its URL and the pids of its own processes (none for SQLite)."""
+    if engine == "sqlite":
+        url = f"sqlite:///{folder}/load.sqlite"
+        migrate(url)
+        yield url, []
+        return
+    with postgresql_cluster() as (url, pid):
+        migrate(url)
+        yield url, [pid]
 
 
-async def join_table(port: int, match_id: int, token: str, ids: list[int]) -> Table:
-    """The phones of one table join, one after another."""
-    phones = []
-    for pid in ids:
-        phone = Phone(port, match_id, pid)
-        status, _, _ = await phone.http.request("GET", f"/matches/{match_id}/join/{token}")
-        assert status == 303, status
-        _, _, page = await phone.http.request("GET", f"/matches/{match_id}")
-        phone.csrf = CSRF.search(page).group(1)
-        status, _, _ = await phone.http.request(
-            "POST", f"/matches/{match_id}/me", {"player": pid, "csrf_token": phone.csrf}
+@contextlib.contextmanager
+def app_servers(database_url: str, count: int, workers: int | None):
+    """``count`` app servers on one database, each on a port of its own: (URL, process)."""
+    started = []
+    try:
+        for number in range(1, count + 1):
+            port, log = free_port(), f"companion-load-server-{number}.log"
+            server = start_server(database_url, port, workers, log_name=log)
+            started.append((f"http://127.0.0.1:{port}", server))
+        yield started
+    finally:
+        for _, server in started:
+            server.terminate()
+        for _, server in started:
+            server.wait(timeout=30)
+
+
+def phone_classes(tables: list[Table], hosts: list[str]) -> list[type[Phone]]:
+    """One Phone class per server, holding the seats of the tables spread to it."""
+    classes = []
+    for number, host in enumerate(hosts, 1):
+        seats = Queue()
+        for table in tables[number - 1 :: len(hosts)]:
+            for seat in range(len(table.player_ids)):
+                seats.put((table, seat))
+        attributes = {"host": host, "seats": seats, "fixed_count": seats.qsize()}
+        classes.append(type(f"PhoneOfServer{number}", (Phone,), attributes))
+    return classes
+
+
+class Usage:
+    """CPU time used by the load generator (this process), the servers, the database, and
+    by the machine as a whole: it is shared, and what other programs take is not ours."""
+
+    def __init__(self, servers: list[int], database: list[int]):
+        self.servers, self.database = servers, database
+        self.begin = (0.0, 0.0, 0.0, 0.0)
+
+    def start(self) -> None:
+        """Count from now on."""
+        self.begin = self.now()
+
+    def now(self) -> tuple[float, float, float, float]:
+        """CPU seconds used so far by each."""
+        mine = resource.getrusage(resource.RUSAGE_SELF)
+        return (
+            mine.ru_utime + mine.ru_stime,
+            sum(cpu_seconds(pid) for pid in self.servers),
+            sum(cpu_seconds(pid) for pid in self.database),
+            machine_cpu_seconds(),
         )
-        assert status == 303, status
-        phones.append(phone)
-    return Table(match_id, phones, ids)
+
+    def shares(self, elapsed: float) -> list[float]:
+        """Percent of one core each used since the start."""
+        spent = zip(self.begin, self.now(), strict=True)
+        return [(end - begin) / elapsed * 100 for begin, end in spent]
 
 
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_server(
-    database_url: str, port: int, workers: int | None, settings: dict | None = None
-) -> subprocess.Popen:
-    """The real server, as `make run` starts it, on loopback with its own database."""
-    env = {
-        **os.environ,
-        "COMPANION_DATABASE_URL": database_url,
-        "COMPANION_SECRET_KEY": "load-bench",
-        **(settings or {}),
-    }
-    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
-    if workers is not None:
-        command += ["--workers", str(workers)]
-    # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
-    log = open(Path(tempfile.gettempdir()) / "companion-load-server.log", "w")  # noqa: SIM115
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    server.kill()
-    raise SystemExit("the server did not start")
-
-
-class MemoryWatch(threading.Thread):
-    """Samples the server's memory twice a second: the server and its worker processes.
-
-    Workers are forked from the server, so they share pages; the sum of their resident
-    sizes counts those pages once per process. The figure reported is the peak of the
-    sum of proportional set sizes (PSS: a shared page split among its sharers), with
-    the plain resident sum beside it.
-    """
-
-    def __init__(self, pid: int):
-        super().__init__(daemon=True)
-        self.pid = pid
-        self.peak_pss = self.peak_rss = 0.0
-        self.processes = 0
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(0.5):
-            pss = rss = 0.0
-            pids = [self.pid, *children(self.pid)]
-            for pid in pids:
-                figures = smaps_rollup(pid)
-                pss += figures.get("Pss", 0) / 1024
-                rss += figures.get("Rss", 0) / 1024
-            self.peak_pss, self.peak_rss = max(self.peak_pss, pss), max(self.peak_rss, rss)
-            self.processes = max(self.processes, len(pids))
-
-
-def children(pid: int) -> list[int]:
-    """The child processes of ``pid``."""
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
-
-
-def smaps_rollup(pid: int) -> dict[str, int]:
-    """A process's memory figures in kB (Rss, Pss, ...), empty once it is gone."""
-    try:
-        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-    except OSError:
-        return {}
-    figures = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        figures[name] = int(value.split()[0])
-    return figures
-
-
-async def run(port: int, created, args) -> tuple[Stats, float, list[Table]]:
-    """Join the phones, then poll and play for the given time."""
-    tables = await set_up(port, created)
-    stats = Stats()
+def load(tables: list[Table], classes, args, usage: Usage) -> tuple:
+    """Join every phone, then poll and play for ``--seconds``: the stats and what they took."""
+    environment = Environment(user_classes=classes)
+    runner = environment.create_local_runner()
+    phones = sum(len(table.player_ids) for table in tables)
+    runner.start(phones, spawn_rate=100)
+    while sum(table.seated() for table in tables) < phones:
+        if environment.stats.total.num_failures or runner.exceptions:
+            runner.quit()
+            raise SystemExit(f"phones could not join: {failures(environment.stats)}")
+        gevent.sleep(0.2)
+    environment.stats.reset_all()
+    usage.start()
     begin = time.monotonic()
-    stop = begin + args.seconds
-    tasks = [phone.poll_forever(stats, stop) for table in tables for phone in table.phones]
-    tasks += [until(stop, table.play(stats, stop, args.round_seconds)) for table in tables]
-    await asyncio.gather(*tasks)
-    return stats, time.monotonic() - begin, tables
+    dealers = [runner.greenlet.spawn(table.play, args.round_seconds) for table in tables]
+    gevent.sleep(args.seconds)
+    runner.quit()
+    elapsed = time.monotonic() - begin
+    broken = [dealer.exception for dealer in dealers if dealer.exception is not None]
+    if broken:
+        raise SystemExit(f"a table stopped playing: {broken[0]!r}")
+    return environment.stats, elapsed, usage.shares(elapsed)
 
 
-async def until(stop: float, play) -> None:
-    """Play until ``stop``, leaving a round unfinished rather than running over."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(play, timeout=max(0.0, stop - time.monotonic()))
+def failures(stats) -> str:
+    """The first few failures, by kind of request."""
+    errors = sorted(stats.errors.values(), key=lambda error: -error.occurrences)
+    return "; ".join(f"{e.name}: {e.error} (x{e.occurrences})" for e in errors[:3])
 
 
-def report(stats: Stats, elapsed: float, memory: MemoryWatch, args) -> None:
+def rounds_placed(database_url: str) -> int:
+    """Rounds whose cards were all in, so the server placed them."""
+    engine = create_engine(database_url)
+    with engine.connect() as connection:
+        placed = connection.execute(text("SELECT count(*) FROM round")).scalar_one()
+    engine.dispose()
+    return placed
+
+
+def latency_rows(stats) -> list[tuple[str, StatsEntry]]:
+    """All requests, the polls, and the writes together and by kind."""
+    writes = StatsEntry(stats, "writes", "POST")
+    for kind in WRITES:
+        writes.extend(stats.get(kind, "POST"))
+    rows = [("all", stats.total), ("polls", stats.get("poll", "GET")), ("writes", writes)]
+    return rows + [(f"  {kind}s", stats.get(kind, "POST")) for kind in WRITES]
+
+
+def report(args, stats, elapsed: float, shares, placed: int, memory, database_memory) -> None:
     """Print the figures."""
-    latencies = sorted(stats.latencies)
-    cuts = statistics.quantiles(latencies, n=100)
+    total = stats.total
     print(
-        f"{args.tables} tables x {args.phones} phones polling every 2 s, "
-        f"a round every ~{args.round_seconds:g} s, {elapsed:.0f} s"
+        f"{args.tables} tables x {args.phones} phones polling every 2 s, a round every "
+        f"~{args.round_seconds:g} s, {elapsed:.0f} s; {args.database}, {args.servers} "
+        f"app server{'s' if args.servers > 1 else ''}"
     )
-    print(f"requests: {len(latencies):,} ({len(latencies) / elapsed:,.0f}/s)")
-    for kind, times in sorted(stats.by_kind.items()):
+    print(
+        f"requests: {total.num_requests:,} ({total.num_requests / elapsed:,.0f}/s), "
+        f"failures: {total.num_failures}" + (f" ({failures(stats)})" if total.num_failures else "")
+    )
+    print(f"  {'ms':12} {'requests':>9} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
+    for name, entry in latency_rows(stats):
+        cuts = [entry.get_response_time_percentile(cut) for cut in (0.5, 0.95, 0.99)]
         print(
-            f"  {kind:6s} {len(times):7,}  p50 {statistics.median(times) * 1000:6.1f} ms"
-            f"  max {max(times) * 1000:6.1f} ms"
+            f"  {name:12} {entry.num_requests:9,}"
+            + "".join(f" {cut:6.0f}" for cut in cuts)
+            + f" {entry.max_response_time or 0:6.0f}"
         )
+    print(f"rounds placed: {placed:,} ({placed / elapsed * 60:,.0f} a minute)")
+    print(f"app servers' peak memory: {memory.summary()}")
+    if database_memory is not None:
+        print(f"PostgreSQL's peak memory: {database_memory.summary()}")
+    generator, servers, database, machine = shares
     print(
-        f"latency: p50 {statistics.median(latencies) * 1000:.1f} ms, "
-        f"p95 {cuts[94] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms, "
-        f"max {latencies[-1] * 1000:.1f} ms"
-    )
-    print(
-        f"errors: {len(stats.errors)}" + (f" (first: {stats.errors[:3]})" if stats.errors else "")
-    )
-    print(
-        f"server peak memory: {memory.peak_pss:.0f} MB (PSS of {memory.processes} processes;"
-        f" resident sum {memory.peak_rss:.0f} MB)"
+        f"CPU, % of one core ({os.cpu_count()} cores): load generator (Locust) {generator:.0f} %,"
+        f" app servers {servers:.0f} %"
+        + (f", PostgreSQL {database:.0f} %" if database else "")
+        + f"; other programs on the machine {machine - generator - servers - database:.0f} %"
     )
 
 
 def main() -> None:
-    """Start the server, load it, print the figures, stop it."""
+    """Start the database and the servers, load them, print the figures, stop them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--phones", type=int, default=6)
@@ -426,27 +377,38 @@ def main() -> None:
         default=30,
         help="seconds a table takes for a round (default 30: brisk)",
     )
+    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--servers", type=int, default=1, help="app servers, one port each")
     parser.add_argument(
         "--workers",
         type=int,
         default=None,
-        help="server processes (default: the server's own default)",
+        help="processes of each server (default: the server's own default)",
     )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        port = free_port()
-        database_url = f"sqlite:///{folder}/load.sqlite"
-        server = start_server(database_url, port, args.workers)
-        memory = MemoryWatch(server.pid)
-        memory.start()
-        try:
-            created = create_matches(database_url, args.tables, args.phones)
-            stats, elapsed, _ = asyncio.run(run(port, created, args))
-            memory.done.set()
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
-    report(stats, elapsed, memory, args)
+    if not 1 <= args.servers <= args.tables:
+        parser.error("--servers must be between 1 and --tables")
+    if args.database == "postgresql" and importlib.util.find_spec("psycopg") is None:
+        parser.error("--database postgresql needs the psycopg driver in .venv")
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        fresh_database(args.database, folder) as (database_url, database_pids),
+    ):
+        tables = create_matches(database_url, args.tables, args.phones)
+        with app_servers(database_url, args.servers, args.workers) as servers:
+            server_pids = [server.pid for _, server in servers]
+            memory = MemoryWatch(*server_pids)
+            database_memory = MemoryWatch(*database_pids) if database_pids else None
+            watches = [watch for watch in (memory, database_memory) if watch is not None]
+            for watch in watches:
+                watch.start()
+            classes = phone_classes(tables, [host for host, _ in servers])
+            usage = Usage(server_pids, database_pids)
+            stats, elapsed, shares = load(tables, classes, args, usage)
+            for watch in watches:
+                watch.done.set()
+        placed = rounds_placed(database_url)
+    report(args, stats, elapsed, shares, placed, memory, database_memory)
 
 
 if __name__ == "__main__":

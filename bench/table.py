@@ -34,12 +34,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, PHONE, serve_vendored_htmx  # noqa: E402
 from driver import deal  # noqa: E402
-from load import free_port, start_server  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
+from serving import CSRF, free_port, start_server  # noqa: E402
 
 from companion.web.htmx import HTMX_URL  # noqa: E402
 
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 IN_VIEW = """el => { const r = el.getBoundingClientRect();
   return r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth; }"""
 

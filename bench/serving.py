@@ -1,0 +1,267 @@
+"""What the benchmarks that drive the real server share: starting it, its memory, PostgreSQL.
+
+Not a benchmark itself: ``load.py``, ``table.py``, ``import_wait.py`` and ``busy.py``
+import it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.cookiejar
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from email.message import Message
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+POSTGRESQL = Path("/usr/lib/postgresql/15/bin")  # Debian's `postgresql` package
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def server_env(database_url: str, settings: dict | None = None) -> dict[str, str]:
+    """The environment a bench server (or migration) runs in: its database, a fixed key."""
+    return {
+        **os.environ,
+        "COMPANION_DATABASE_URL": database_url,
+        "COMPANION_SECRET_KEY": "bench",
+        **(settings or {}),
+    }
+
+
+def start_server(
+    database_url: str,
+    port: int,
+    workers: int | None,
+    settings: dict | None = None,
+    log_name: str = "companion-bench-server.log",
+) -> subprocess.Popen:
+    """The real server, as `make run` starts it, on loopback with its own database.
+
+    Its output goes to ``log_name`` in the temporary folder, kept after the run.
+    """
+    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
+    log = open(Path(tempfile.gettempdir()) / log_name, "w")  # noqa: SIM115
+    server = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=server_env(database_url, settings),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit(f"the server did not start (see {log.name})")
+
+
+def migrate(database_url: str) -> None:
+    """Bring the database to the newest schema once, before several servers share it."""
+    subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "companion", "db", "upgrade"],
+        cwd=ROOT,
+        env=server_env(database_url),
+        check=True,
+        capture_output=True,
+    )
+
+
+class Answer(NamedTuple):
+    """What the server answered one request, and how long it took."""
+
+    status: int
+    headers: Message
+    seconds: float
+    text: str
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Report a 303 as it is."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class Browser:
+    """One phone's steps in a script: cookies, the CSRF token of the last page, no redirects.
+
+    For the few requests a benchmark times one by one; ``load.py`` has Locust for crowds.
+    """
+
+    def __init__(self, base: str):
+        self.base = base
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), NoRedirect()
+        )
+        self.csrf = ""
+
+    def send(self, path: str, data: bytes | None = None, headers: dict | None = None) -> Answer:
+        """One request; a page's CSRF token is kept for the next form."""
+        request = urllib.request.Request(self.base + path, data=data, headers=headers or {})
+        started = time.perf_counter()
+        try:
+            with self.opener.open(request, timeout=600) as response:
+                body, status, got = response.read().decode(), response.status, response.headers
+        except urllib.error.HTTPError as error:
+            body, status, got = error.read().decode(), error.code, error.headers
+        found = CSRF.search(body)
+        if found:
+            self.csrf = found.group(1)
+        return Answer(status, got, time.perf_counter() - started, body)
+
+    def form(self, path: str, fields: dict) -> Answer:
+        """POST a form with this phone's CSRF token."""
+        data = urllib.parse.urlencode({**fields, "csrf_token": self.csrf}).encode()
+        return self.send(path, data)
+
+    def upload(self, path: str, name: str, content: bytes) -> Answer:
+        """POST one file (multipart), as the backup page does."""
+        boundary = uuid.uuid4().hex
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n'
+            f"{self.csrf}\r\n".encode(),
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            "Content-Type: application/json\r\n\r\n".encode()
+            + content
+            + b"\r\n",
+            f"--{boundary}--\r\n".encode(),
+        ]
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        return self.send(path, b"".join(parts), headers)
+
+
+@contextlib.contextmanager
+def postgresql_cluster() -> Iterator[tuple[str, int]]:
+    """A throwaway PostgreSQL cluster on loopback: its database URL and postmaster's pid.
+
+    PostgreSQL refuses to run as root, so the cluster belongs to the ``postgres``
+    system user (Debian's package creates it). It is stopped and removed after.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="companion-pg-"))
+    shutil.chown(folder, "postgres")
+    data, port = folder / "data", free_port()
+
+    def as_postgres(program: str, *args: str) -> None:
+        command = ["runuser", "-u", "postgres", "--", str(POSTGRESQL / program), *args]
+        subprocess.run(command, check=True, capture_output=True, cwd=folder)
+
+    try:
+        as_postgres("initdb", "-D", str(data), "--auth=trust", "--encoding=UTF8", "--no-sync")
+        options = f"-p {port} -c listen_addresses=127.0.0.1 -k {folder}"
+        log = str(folder / "log")
+        as_postgres("pg_ctl", "-D", str(data), "-l", log, "-o", options, "-w", "start")
+        try:
+            as_postgres("createdb", "-h", "127.0.0.1", "-p", str(port), "companion")
+            pid = int((data / "postmaster.pid").read_text().split()[0])
+            yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/companion", pid
+        finally:
+            as_postgres("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class MemoryWatch(threading.Thread):
+    """Samples the memory of some processes and their children twice a second.
+
+    A server's workers are forked from it, so they share pages; the sum of their
+    resident sizes counts those pages once per process. The figure reported is the
+    peak of the sum of proportional set sizes (PSS: a shared page split among its
+    sharers), with the plain resident sum beside it.
+    """
+
+    def __init__(self, *pids: int):
+        super().__init__(daemon=True)
+        self.pids = pids
+        self.peak_pss = self.peak_rss = 0.0
+        self.processes = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            pss = rss = 0.0
+            pids = [pid for root in self.pids for pid in (root, *children(root))]
+            for pid in pids:
+                figures = smaps_rollup(pid)
+                pss += figures.get("Pss", 0) / 1024
+                rss += figures.get("Rss", 0) / 1024
+            self.peak_pss, self.peak_rss = max(self.peak_pss, pss), max(self.peak_rss, rss)
+            self.processes = max(self.processes, len(pids))
+
+    def summary(self) -> str:
+        """The peak, in words."""
+        return (
+            f"{self.peak_pss:.0f} MB (PSS of {self.processes} processes;"
+            f" resident sum {self.peak_rss:.0f} MB)"
+        )
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) a process and its children have used so far.
+
+    Children that ended count too, through their parent (PostgreSQL starts a process
+    for each connection, a server may replace a worker).
+    """
+    total = 0.0
+    for each in (pid, *children(pid)):
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time every core of the machine has been busy so far, all processes together."""
+    fields = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and waiting for I/O
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """A process's memory figures in kB (Rss, Pss, ...), empty once it is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return {}
+    figures = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        figures[name] = int(value.split()[0])
+    return figures
