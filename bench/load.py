@@ -57,7 +57,7 @@ from companion import create_app, rules
 from companion.db import db
 from companion.models import Match, Player, Seat
 
-POLL = re.compile(r'since=(\d+)&amp;form=([^&"]*)')
+POLL = re.compile(r'since=(\d+)&amp;table=(\d+)&amp;form=([^&"]*)')
 WRITES = ("start", "card", "choice")
 
 
@@ -140,7 +140,7 @@ class Phone(FastHttpUser):
         self.table, seat = self.seats.get_nowait()
         self.player_id = self.table.player_ids[seat]
         self.match = f"/matches/{self.table.match_id}"
-        self.since, self.form_key = "0", ""
+        self.since, self.table_version, self.form_key = "0", "0", ""
         self.csrf = ""
         self.turn = Semaphore()
         self.expect("join", "GET", f"{self.match}/join/{self.table.token}", 303)
@@ -152,12 +152,14 @@ class Phone(FastHttpUser):
     @task
     def poll(self) -> None:
         """Ask /live what changed since the version this phone shows, as htmx does."""
-        query = f"since={self.since}&form={urllib.parse.quote(self.form_key)}&view=match"
+        shows = {"since": self.since, "table": self.table_version, "form": self.form_key}
+        query = urllib.parse.urlencode({**shows, "view": "match"})
         page = self.expect(
             "poll", "GET", f"{self.match}/live?{query}", (200, 204), {"HX-Request": "true"}
         )
         if page and (found := POLL.search(page)):
-            self.since, self.form_key = found.group(1), urllib.parse.unquote(found.group(2))
+            self.since, self.table_version = found.group(1), found.group(2)
+            self.form_key = urllib.parse.unquote(found.group(3))
 
     def post(self, kind: str, path: str, form: dict) -> None:
         """Send a form of this match with the phone's CSRF token; 303 is success."""

@@ -6,7 +6,7 @@
   IMMEDIATE, after queueing on a writer lock: threads on a thread lock, the server's
   worker processes on a file lock beside the database, each for WRITE_WAIT at most.
 - Server processes checkpoint the write-ahead log from a thread of their own.
-- A quiet live poll reads its match's version on a plain connection of its thread.
+- A live poll reads its match's stamp on a plain connection of its thread.
 """
 
 import logging
@@ -260,28 +260,26 @@ def checkpoint(engine) -> None:
         connection.close()
 
 
-class VersionReader:
-    """A match's version, read before Flask runs (``companion.play.live.QuietPolls``).
+class StampReader:
+    """A match's versions and link tokens, read before Flask runs
+    (``companion.play.live.QuietPolls``).
 
     Each thread keeps a plain sqlite3 connection in autocommit, so every read sees the
     latest write and costs no more than the query.
     """
 
+    QUERY = "SELECT version, table_version, player_token, watch_token FROM match WHERE id = ?"
+
     def __init__(self, path: str):
         self.path = path
         self.local = threading.local()
 
-    def __call__(self, match_id: int) -> int | None:
-        """The version, or None (no such match, not migrated yet, or busy: Flask answers)."""
+    def __call__(self, match_id: int) -> tuple | None:
+        """The stamp, or None (no such match, not migrated yet, or busy: Flask answers)."""
         try:
-            row = (
-                self.connection()
-                .execute("SELECT version FROM match WHERE id = ?", (match_id,))
-                .fetchone()
-            )
+            return self.connection().execute(self.QUERY, (match_id,)).fetchone()
         except sqlite3.Error:
             return None
-        return row[0] if row else None
 
     def connection(self) -> sqlite3.Connection:
         """This thread's own connection."""

@@ -23,6 +23,7 @@ def board(state: MatchState, view: str = "match") -> dict:
         "view": view,
         "match_id": state.match.id,
         "version": state.version,
+        "table_version": state.match.table_version,
         "level": level,
         "me": mine,
         "form_key": form_key(state, level, mine),

@@ -28,7 +28,7 @@ from companion.models import MAX_ID, Match
 from companion.play.blueprint import bp
 from companion.play.board import board, phone_form_key, table_key
 from companion.rules import whole_number
-from companion.sqlite import VersionReader
+from companion.sqlite import StampReader
 from companion.state import MatchState, current_state, replayed
 from companion.web.access import LINKS, level_for, me
 from companion.web.headers import compact
@@ -36,6 +36,11 @@ from companion.web.htmx import render
 
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
 RENDERS = Memo("live_regions", 512)  # a table needs a few per version
+ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or one
+STAMP = "companion.match_stamp"  # environ: what QuietPolls read of the match, for poll
+STAMP_QUERY = select(
+    Match.version, Match.table_version, Match.player_token, Match.watch_token
+).where(Match.id == bindparam("match_id"))
 
 
 class Regions(NamedTuple):
@@ -44,35 +49,35 @@ class Regions(NamedTuple):
     html: str
     table_key: str
     entered: frozenset[int]
+    csrf: bool  # whether ``html`` holds the CSRF slot (forms), to fill for each phone
 
 
 @bp.get("/matches/<int:match_id>/live")
 def poll(match_id: int):
     """What changed since version ``since``: 204 when nothing did, else the live regions.
 
-    Plain clients may poll with If-None-Match instead and get 304 while nothing changes.
+    A phone whose poll says it shows the current ``table`` version differs only by the
+    hidden cards entered since: it gets the "Entered:" line alone. Plain clients may
+    poll with If-None-Match instead and get 304 while nothing changes.
     """
-    row = db.session.execute(
-        select(Match.version, Match.table_version, Match.player_token, Match.watch_token).where(
-            Match.id == match_id
-        )
-    ).first()
-    if row is None:
+    stamp = request.environ.get(STAMP) or read_stamp(match_id)
+    if stamp is None:
         abort(404)
-    version, table_version, player_token, watch_token = row
+    version, table_version, player_token, watch_token = stamp
     if request.args.get("since") == str(version):
         return "", 204
     view = "table" if request.args.get("view") == "table" else "match"
+    part = ENTERED if request.args.get("table") == str(table_version) else ALL
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
     mine = me(match_id)
-    etag = f'"{version}-{view}-{level}-{mine}-{get_locale()}"'
+    etag = f'"{version}-{view}-{part}-{level}-{mine}-{get_locale()}"'
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
-    key = (match_id, player_token, version, view, level, str(get_locale()))
+    key = (match_id, player_token, version, view, part, level, str(get_locale()))
     regions = RENDERS.get(key)
     if regions is None:
         state = replayed(match_id, version, table_version, player_token)
-        regions = RENDERS.put(key, render_regions(state, view))
+        regions = RENDERS.put(key, render_regions(state, view, part))
     form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
     entry = ""
     if view == "match" and request.args.get("form") != form_key:
@@ -80,13 +85,25 @@ def poll(match_id: int):
         entry = compact(render("matches/_entry.html", **board(state), form={}, errors={}, oob=True))
     poller = compact(
         render(
-            "matches/_poll.html", match_id=match_id, version=version, form_key=form_key, view=view
+            "matches/_poll.html",
+            match_id=match_id,
+            version=version,
+            table_version=table_version,
+            form_key=form_key,
+            view=view,
         )
     )
-    html = regions.html.replace(CSRF_SLOT, generate_csrf()) + entry + poller
-    response = make_response(html, 200, {"ETag": etag, "Cache-Control": "no-cache"})
+    shared = regions.html.replace(CSRF_SLOT, generate_csrf()) if regions.csrf else regions.html
+    response = make_response(
+        shared + entry + poller, 200, {"ETag": etag, "Cache-Control": "no-cache"}
+    )
     response.compacted = True  # its pieces are: see companion.compact_html
     return response
+
+
+def read_stamp(match_id: int) -> tuple[int, int, str, str] | None:
+    """The match's versions and link tokens, or None when there is no such match."""
+    return db.session.execute(STAMP_QUERY, {"match_id": match_id}).first()
 
 
 @bp.get("/matches/<int:match_id>/table")
@@ -97,15 +114,20 @@ def table_view(match_id: int):
     )
 
 
-def render_regions(state: MatchState, view: str) -> Regions:
-    """Render the live regions for this version, with the CSRF token left as a slot."""
+def render_regions(state: MatchState, view: str, part: str) -> Regions:
+    """Render the live regions (ALL) or the "Entered:" line (ENTERED) for this version,
+    with the CSRF token left as a slot."""
     context = board(state, view)
-    html = compact(render("matches/live.html", **context, form={}, errors={}))
+    template = "matches/live.html" if part == ALL else "matches/_entered.html"
+    # Out of band: the line alone; within the regions, which are swapped out of band.
+    html = compact(render(template, **context, form={}, errors={}, entered_oob=part == ENTERED))
+    token = generate_csrf()
     current = state.current
     return Regions(
-        html.replace(generate_csrf(), CSRF_SLOT),
+        html.replace(token, CSRF_SLOT),
         table_key(state),
         frozenset(current.entered) if current else frozenset(),
+        token in html,
     )
 
 
@@ -121,10 +143,11 @@ class QuietPolls:
     """WSGI middleware: a poll whose match is still at ``since`` gets 204 at once.
 
     Most polls are such: every phone asks every 2 s, and a table changes a few times a
-    minute. Answering them costs one indexed read of the match's version in the
-    database, without a request context, session, or ORM; every other request (and a
-    poll whose version moved on, or of a match that does not exist) goes to Flask,
-    whose ``poll`` gives the same answers. So does a poll for a name that is not the
+    minute. Answering them costs one indexed read of the match's stamp (versions and
+    link tokens) in the database, without a request context, session, or ORM; every
+    other request (and a poll whose version moved on, or of a match that does not
+    exist) goes to Flask, whose ``poll`` gives the same answers, taking the stamp read
+    here rather than reading it again. So does a poll for a name that is not the
     companion's: it is refused there (see companion.web.guard). The version read from
     the database decides, so every server process (and server) sharing the database
     gives the same answer. An SQLite database in memory has no quiet way in: there
@@ -133,54 +156,54 @@ class QuietPolls:
 
     def __init__(self, app):
         self.wsgi_app = app.wsgi_app
-        self.current_version = version_reader(app)
+        self.read_stamp = stamp_reader(app)
         self.trusted_hosts = app.config["TRUSTED_HOSTS"]
 
     def __call__(self, environ, start_response):
         if (
-            self.current_version
+            self.read_stamp
             and environ.get("REQUEST_METHOD") == "GET"
             and host_is_trusted(environ.get("HTTP_HOST"), self.trusted_hosts)
         ):
             found = LIVE_PATH.fullmatch(environ.get("PATH_INFO", ""))
             match_id = whole_number(found.group(1), 0, MAX_ID) if found else None
-            if match_id is not None and self.quiet(match_id, environ.get("QUERY_STRING", "")):
-                start_response("204 NO CONTENT", QUIET_HEADERS)
-                return []
+            stamp = self.read_stamp(match_id) if match_id is not None else None
+            if stamp is not None:
+                if quiet(stamp, environ.get("QUERY_STRING", "")):
+                    start_response("204 NO CONTENT", QUIET_HEADERS)
+                    return []
+                environ[STAMP] = stamp
         return self.wsgi_app(environ, start_response)
 
-    def quiet(self, match_id: int, query: str) -> bool:
-        """True when the poll's ``since`` is the match's current version."""
-        since = parse_qs(query).get("since")
-        if not since or not since[0].isdigit():
-            return False
-        version = self.current_version(match_id)
-        return version is not None and str(version) == since[0]
+
+def quiet(stamp: tuple, query: str) -> bool:
+    """True when the poll's ``since`` is the match's current version."""
+    since = parse_qs(query).get("since")
+    return bool(since) and since[0] == str(stamp[0])
 
 
-def version_reader(app) -> Callable[[int], int | None] | None:
-    """How QuietPolls reads a match's version: SQLite's own connections (a file), the
+def stamp_reader(app) -> Callable[[int], tuple | None] | None:
+    """How QuietPolls reads a match's stamp: SQLite's own connections (a file), the
     app's pool on a database server, or None (SQLite in memory)."""
     with app.app_context():
         engine = db.engine
     if engine.dialect.name != "sqlite":
-        return ServerVersionReader(engine)
+        return ServerStampReader(engine)
     path = engine.url.database
-    return VersionReader(path) if path and path != ":memory:" else None
+    return StampReader(path) if path and path != ":memory:" else None
 
 
-class ServerVersionReader:
-    """A match's version from a database server, on a pooled connection in autocommit."""
-
-    QUERY = select(Match.version).where(Match.id == bindparam("match_id"))
+class ServerStampReader:
+    """A match's stamp from a database server, on a pooled connection in autocommit."""
 
     def __init__(self, engine):
         self.engine = engine
 
-    def __call__(self, match_id: int) -> int | None:
-        """The version, or None (no such match, or the server failed: Flask answers)."""
+    def __call__(self, match_id: int) -> tuple | None:
+        """The stamp, or None (no such match, or the server failed: Flask answers)."""
         try:
             with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
-                return c.execute(self.QUERY, {"match_id": match_id}).scalar()
+                row = c.execute(STAMP_QUERY, {"match_id": match_id}).first()
         except SQLAlchemyError:
             return None
+        return tuple(row) if row else None

@@ -37,6 +37,40 @@ def test_polling_answers_204_until_something_changes(client, app, table):
     assert f"since={version + 1}" in body
 
 
+def poll_of(client, match_id, **query):
+    """One poll, as htmx sends it: the answer's status and body."""
+    answer = client.get(
+        f"/matches/{match_id}/live", query_string=query, headers={"HX-Request": "true"}
+    )
+    return answer.status_code, answer.get_data(as_text=True)
+
+
+def test_a_phone_at_the_current_table_version_gets_only_who_has_entered(client, app, table):
+    """A hidden card changes one line of the other phones: the poll sends that alone."""
+    (anna, ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    enter_round(client, match_id, {ben: 42})
+    status, body = poll_of(client, match_id, since=version, table=table_version)
+    assert status == 200
+    assert re.search(r'<p class="entered" id="entered" hx-swap-oob="true">', body)
+    assert re.search(r'class="tag is-in">✓ <[^>]*>Ben', body)
+    assert "live-table" not in body and "live-score" not in body
+    assert f"since={version + 1}&amp;table={table_version}&amp;" in body
+    # A phone that shows an older table gets every region, the "Entered:" line within.
+    status, body = poll_of(client, match_id, since=version, table=table_version - 1)
+    assert status == 200 and 'id="live-table"' in body and 'id="live-score"' in body
+    assert 'id="entered">' in body and "✓" in body
+
+
+def test_the_entered_line_is_on_the_page_before_the_first_card(client, app, table):
+    """The line the polls swap is there, hidden, before anyone has entered a card."""
+    (anna, _ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert '<p class="entered" id="entered" hidden></p>' in page
+
+
 def test_polling_answers_304_to_a_conditional_request(client, app, table):
     _, match_id = table
     first = client.get(f"/matches/{match_id}/live")
