@@ -11,7 +11,7 @@ each app has its own caches.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from threading import Lock
 from typing import Any
 
@@ -38,6 +38,11 @@ class Memo:
             if value is not None:
                 values.move_to_end(key)
             return value
+
+    def through(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The value kept for ``key``, made by ``make()`` and kept if there is none."""
+        value = self.get(key)
+        return self.put(key, make()) if value is None else value
 
     def put(self, key: Hashable, value: Any) -> Any:
         """Keep ``value`` for ``key``; return it."""

@@ -1,17 +1,20 @@
 """Live updates: phones poll a match every 2 s; the table view for a tablet or TV.
 
 A poll costs one tiny query while nothing changed (204, answered by ``QuietPolls``
-before Flask runs, on SQLite and PostgreSQL alike). When something did, the live
-regions are rendered once per match version, view, access level and language (from
-the version's shared replay, ``state.replayed``), compacted, and served from memory to
-the other phones of the table; only each phone's CSRF token, poller and (when its form
-key changed) entry form are its own.
+before Flask runs, on SQLite and PostgreSQL alike). When something did, the answer is
+made of pieces rendered once (from the version's shared replay, ``state.replayed``),
+compacted, and served from memory to the other phones of the table: the live regions
+once per table version, view, access level and language, and the "Entered:" line, the
+only part hidden cards change, once per version and language. A phone that shows the
+current table version gets that line alone. Only each phone's CSRF token, poller and
+(when its form key changed) entry form are its own.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 from urllib.parse import parse_qs
 
@@ -35,21 +38,30 @@ from companion.web.headers import compact
 from companion.web.htmx import render
 
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
-RENDERS = Memo("live_regions", 512)  # a table needs a few per version
-ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or one
+ENTERED_SLOT = "\x00entered\x00"  # stands for the version's "Entered:" line in a table's
+TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, level, language
+ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language
+ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
 STAMP = "companion.match_stamp"  # environ: what QuietPolls read of the match, for poll
 STAMP_QUERY = select(
     Match.version, Match.table_version, Match.player_token, Match.watch_token
 ).where(Match.id == bindparam("match_id"))
 
 
-class Regions(NamedTuple):
-    """The shared part of a poll answer, and what each phone's form key is made of."""
+class TableShown(NamedTuple):
+    """The live regions of one table version, with slots for the token and the line."""
 
     html: str
-    table_key: str
-    entered: frozenset[int]
     csrf: bool  # whether ``html`` holds the CSRF slot (forms), to fill for each phone
+
+
+class EnteredLine(NamedTuple):
+    """Who has sent a card at one version, and what each phone's form key is made of."""
+
+    inline: str  # within the regions
+    oob: str  # alone, swapped out of band
+    entered: frozenset[int]
+    table_key: str
 
 
 @bp.get("/matches/<int:match_id>/live")
@@ -73,16 +85,18 @@ def poll(match_id: int):
     etag = f'"{version}-{view}-{part}-{level}-{mine}-{get_locale()}"'
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
-    key = (match_id, player_token, version, view, part, level, str(get_locale()))
-    regions = RENDERS.get(key)
-    if regions is None:
-        state = replayed(match_id, version, table_version, player_token)
-        regions = RENDERS.put(key, render_regions(state, view, part))
-    form_key = phone_form_key(regions.table_key, level, mine, regions.entered)
-    entry = ""
-    if view == "match" and request.args.get("form") != form_key:
-        state = replayed(match_id, version, table_version, player_token)
-        entry = compact(render("matches/_entry.html", **board(state), form={}, errors={}, oob=True))
+    locale = str(get_locale())
+    replay = partial(replayed, match_id, version, table_version, player_token)
+    key = (match_id, player_token, version, locale)
+    line = ENTERED_LINES.through(key, lambda: entered_line(replay()))
+    if part == ENTERED:
+        shared = line.oob
+    else:
+        key = (match_id, player_token, table_version, view, level, locale)
+        shared = filled(TABLES_SHOWN.through(key, lambda: render_table(replay(), view)), line)
+    form_key = phone_form_key(line.table_key, level, mine, line.entered)
+    changed_form = view == "match" and request.args.get("form") != form_key
+    entry = entry_forms(replay()) if changed_form else ""
     poller = compact(
         render(
             "matches/_poll.html",
@@ -93,7 +107,6 @@ def poll(match_id: int):
             view=view,
         )
     )
-    shared = regions.html.replace(CSRF_SLOT, generate_csrf()) if regions.csrf else regions.html
     response = make_response(
         shared + entry + poller, 200, {"ETag": etag, "Cache-Control": "no-cache"}
     )
@@ -114,21 +127,39 @@ def table_view(match_id: int):
     )
 
 
-def render_regions(state: MatchState, view: str, part: str) -> Regions:
-    """Render the live regions (ALL) or the "Entered:" line (ENTERED) for this version,
-    with the CSRF token left as a slot."""
+def render_table(state: MatchState, view: str) -> TableShown:
+    """Render the live regions of the state's table version, with slots for the CSRF
+    token and for the "Entered:" line, the only part that changes with hidden cards."""
     context = board(state, view)
-    template = "matches/live.html" if part == ALL else "matches/_entered.html"
-    # Out of band: the line alone; within the regions, which are swapped out of band.
-    html = compact(render(template, **context, form={}, errors={}, entered_oob=part == ENTERED))
-    token = generate_csrf()
-    current = state.current
-    return Regions(
-        html.replace(token, CSRF_SLOT),
-        table_key(state),
-        frozenset(current.entered) if current else frozenset(),
-        token in html,
+    html = compact(
+        render("matches/live.html", **context, form={}, errors={}, entered_slot=ENTERED_SLOT)
     )
+    token = generate_csrf()
+    return TableShown(html.replace(token, CSRF_SLOT), token in html)
+
+
+def entry_forms(state: MatchState) -> str:
+    """This phone's entry forms, swapped out of band (what it can enter has changed)."""
+    return compact(render("matches/_entry.html", **board(state), form={}, errors={}, oob=True))
+
+
+def filled(shown: TableShown, line: EnteredLine) -> str:
+    """A table version's regions with this version's line and this phone's token."""
+    html = shown.html.replace(ENTERED_SLOT, line.inline)
+    return html.replace(CSRF_SLOT, generate_csrf()) if shown.csrf else html
+
+
+def entered_line(state: MatchState) -> EnteredLine:
+    """Render the state's "Entered:" line, within the regions and out of band."""
+    current = state.current
+    lines = [
+        compact(render("matches/_entered.html", state=state, current=current, entered_oob=oob))
+        if current and current.table
+        else ""
+        for oob in (False, True)
+    ]
+    entered = frozenset(current.entered) if current else frozenset()
+    return EnteredLine(*lines, entered, table_key(state))
 
 
 LIVE_PATH = re.compile(r"/matches/(\d+)/live")

@@ -16,6 +16,7 @@ from driver import (
 )
 
 from companion import state as state_module
+from companion.play import live
 from companion.db import db
 from companion.models import Match
 from companion.state import current_state, match_state
@@ -61,6 +62,24 @@ def test_a_phone_at_the_current_table_version_gets_only_who_has_entered(client, 
     status, body = poll_of(client, match_id, since=version, table=table_version - 1)
     assert status == 200 and 'id="live-table"' in body and 'id="live-score"' in body
     assert 'id="entered">' in body and "✓" in body
+
+
+def test_hidden_cards_reuse_the_regions_of_their_table_version(client, app, table, monkeypatch):
+    """The regions are rendered once per table version; each version fills in its line."""
+    (anna, ben, cleo), match_id = table
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    renders = []
+    original = live.render_table
+    monkeypatch.setattr(live, "render_table", lambda *args: renders.append(args) or original(*args))
+    seen = []
+    for player, card in ((ben, 42), (cleo, 43)):
+        enter_round(client, match_id, {player: card})
+        status, body = poll_of(client, match_id, since=version, table=table_version - 1)
+        assert status == 200 and 'id="live-table"' in body
+        seen.append(re.findall(r'class="tag is-in">✓ <[^>]*>(\w+)', body))
+    assert seen == [["Ben"], ["Ben", "Cleo"]]
+    assert len(renders) == 1
 
 
 def test_the_entered_line_is_on_the_page_before_the_first_card(client, app, table):
