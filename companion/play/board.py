@@ -18,29 +18,38 @@ def board(state: MatchState, view: str = "match") -> dict:
     finished = state.finished_games
     # The game on the table: the one being played, else the one that just ended.
     game = current or (state.games[-1] if state.games else None)
+    return {
+        **entry_view(state),
+        "view": view,
+        "table_version": state.match.table_version,
+        "standing": standing,
+        "end_text": state.end.describe(gettext),
+        "winner_names": ", ".join(state.name(player) for player in standing.winners),
+        "game": game,
+        "shown": shown_round(game, state.name),
+        "seen": current.seen if current else set(),
+        "last_game": finished[-1] if finished and not current else None,
+    }
+
+
+def entry_view(state: MatchState) -> dict:
+    """What the entry forms show (a live poll renders them alone, for each phone): this
+    phone's access and player, the game and round to enter, and the row choice."""
+    current = state.current
     level, mine = access(state.match), me(state.match.id)
     return {
-        "view": view,
         "match_id": state.match.id,
         "version": state.version,
-        "table_version": state.match.table_version,
         "level": level,
         "me": mine,
         "form_key": form_key(state, level, mine),
         "state": state,
-        "standing": standing,
-        "end_text": state.end.describe(gettext),
-        "winner_names": ", ".join(state.name(player) for player in standing.winners),
         "current": current,
-        "game": game,
         # The round on screen: the one waiting for a row choice, else the next to enter.
         "round_number": current.rounds_played + (current.pending is None) if current else 0,
-        "shown": shown_round(game, state.name),
         "choice": present.choice_view(current.pending, state.name)
         if current and current.pending
         else None,
-        "seen": current.seen if current else set(),
-        "last_game": finished[-1] if finished and not current else None,
     }
 
 

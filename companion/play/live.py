@@ -29,7 +29,7 @@ from companion.db import db
 from companion.memo import Memo
 from companion.models import MAX_ID, Match
 from companion.play.blueprint import bp
-from companion.play.board import board, phone_form_key, table_key
+from companion.play.board import board, entry_view, phone_form_key, table_key
 from companion.rules import whole_number
 from companion.sqlite import StampReader
 from companion.state import MatchState, current_state, replayed
@@ -140,7 +140,8 @@ def render_table(state: MatchState, view: str) -> TableShown:
 
 def entry_forms(state: MatchState) -> str:
     """This phone's entry forms, swapped out of band (what it can enter has changed)."""
-    return compact(render("matches/_entry.html", **board(state), form={}, errors={}, oob=True))
+    context = entry_view(state)
+    return compact(render("matches/_entry.html", **context, form={}, errors={}, oob=True))
 
 
 def filled(shown: TableShown, line: EnteredLine) -> str:
