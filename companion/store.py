@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from blinker import Namespace
 from flask import current_app
-from sqlalchemy import delete, select, text, update
+from sqlalchemy import bindparam, delete, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from companion.db import WRITE, WRITE_WAIT, db, lock_timeout
@@ -86,9 +86,8 @@ def store(state: MatchState, change: Change) -> str:
             if not raise_version(match_id, state.version, hidden=change.hidden):
                 raise MovedOn
             if change.clear_hidden is not None:
-                db.session.execute(
-                    delete(PendingCard).where(PendingCard.game_id == change.clear_hidden)
-                )
+                clear = {"game_id": change.clear_hidden}
+                db.session.connection().execute(HIDDEN_CLEAR, clear)
             for statement in [*change.deletes, *change.statements]:
                 db.session.execute(statement)
             db.session.add_all(change.rows)
@@ -162,17 +161,33 @@ def lock_rows(match_ids, every_match: bool) -> None:
 
 
 def raise_version(match_id: int, version: int, hidden: bool) -> bool:
-    """Raise the match's versions if it is still at ``version``; False if it moved on."""
-    bumped = db.session.execute(
-        update(Match)
-        .where(Match.id == match_id, Match.version == version)
-        .values(
-            version=Match.version + 1,
-            table_version=Match.table_version + (0 if hidden else 1),
+    """Raise the match's versions if it is still at ``version``; False if it moved on.
+
+    A plain Core statement on the write's connection: no ORM object holds the versions,
+    so there is nothing for the session to synchronise (a tenth of the ORM's cost).
+    """
+    bumped = (
+        db.session.connection()
+        .execute(
+            VERSION_RAISE, {"match_id": match_id, "version": version, "tables": int(not hidden)}
         )
-        .execution_options(synchronize_session=False)
-    ).rowcount
+        .rowcount
+    )
     return bumped == 1
+
+
+HIDDEN_CLEAR = delete(PendingCard.__table__).where(
+    PendingCard.__table__.c.game_id == bindparam("game_id")
+)
+VERSION_RAISE = (
+    update(Match.__table__)
+    .where(Match.__table__.c.id == bindparam("match_id"))
+    .where(Match.__table__.c.version == bindparam("version"))
+    .values(
+        version=Match.__table__.c.version + 1,
+        table_version=Match.__table__.c.table_version + bindparam("tables"),
+    )
+)
 
 
 def refresh_results(match_id: int, player_ids: list[int]) -> bool:
