@@ -16,9 +16,9 @@ from driver import (
 )
 
 from companion import state as state_module
-from companion.play import live
 from companion.db import db
 from companion.models import Match
+from companion.play import live
 from companion.state import current_state, match_state
 
 
