@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from flask import abort
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from companion import rules
 from companion.db import db
@@ -152,9 +152,7 @@ TABLES = Memo("tables", 256)  # the replay behind each table_version
 
 def current_state(match_id: int) -> MatchState:
     """The match as it is now, for reading (404 if there is none); see ``replayed``."""
-    stamp = db.session.execute(
-        select(Match.version, Match.table_version, Match.player_token).where(Match.id == match_id)
-    ).first()
+    stamp = read(STAMP, match_id=match_id).first()
     if stamp is None:
         abort(404)
     return replayed(match_id, *stamp)
@@ -218,13 +216,8 @@ def detach(state: MatchState) -> None:
 
 def stored_results(match_id: int) -> dict[int, dict[int, int]]:
     """The derived results of a match's finished games: bulls by player, by game id."""
-    query = (
-        select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
-        .join(Game)
-        .where(Game.match_id == match_id)
-    )
     results: dict[int, dict[int, int]] = {}
-    for game_id, player_id, bulls in db.session.execute(query):
+    for game_id, player_id, bulls in read(RESULTS, match_id=match_id):
         results.setdefault(game_id, {})[player_id] = bulls
     return results
 
@@ -241,30 +234,51 @@ def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
 
 def entered(game_id: int) -> dict[int, int]:
     """The hidden cards entered so far for a game's coming round, by player id."""
-    query = select(PendingCard.player_id, PendingCard.card).where(PendingCard.game_id == game_id)
-    return dict(db.session.execute(query).all())
+    return dict(read(HIDDEN, game_id=game_id).all())
 
 
 def stored_rounds(game_id: int) -> list[tuple[list[tuple[int, int]], dict[int, int]]]:
     """A game's rounds in order: each round's (player, card) plays and row choices."""
-    plays = db.session.execute(
-        select(Round.number, Play.player_id, Play.card)
-        .join(Play, Play.round_id == Round.id)
-        .where(Round.game_id == game_id)
-        .order_by(Round.number)
-    )
-    choices = db.session.execute(
-        select(Round.number, RowChoice.player_id, RowChoice.row)
-        .join(RowChoice, RowChoice.round_id == Round.id)
-        .where(Round.game_id == game_id)
-        .order_by(RowChoice.id)
-    )
+    plays = read(PLAYS, game_id=game_id)
+    choices = read(CHOICES, game_id=game_id)
     rounds: dict[int, tuple[list[tuple[int, int]], dict[int, int]]] = {}
     for number, player_id, card in plays:
         rounds.setdefault(number, ([], {}))[0].append((player_id, card))
     for number, player_id, row in choices:
         rounds[number][1][player_id] = row
     return [rounds[number] for number in sorted(rounds)]
+
+
+# The replay's inputs, read as plain rows: statements built once (SQLAlchemy then skips
+# building and keying them for every read) and run on the session's connection.
+STAMP = select(Match.version, Match.table_version, Match.player_token).where(
+    Match.id == bindparam("match_id")
+)
+RESULTS = (
+    select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
+    .join(Game)
+    .where(Game.match_id == bindparam("match_id"))
+)
+HIDDEN = select(PendingCard.player_id, PendingCard.card).where(
+    PendingCard.game_id == bindparam("game_id")
+)
+PLAYS = (
+    select(Round.number, Play.player_id, Play.card)
+    .join(Play, Play.round_id == Round.id)
+    .where(Round.game_id == bindparam("game_id"))
+    .order_by(Round.number)
+)
+CHOICES = (
+    select(Round.number, RowChoice.player_id, RowChoice.row)
+    .join(RowChoice, RowChoice.round_id == Round.id)
+    .where(Round.game_id == bindparam("game_id"))
+    .order_by(RowChoice.id)
+)
+
+
+def read(statement, **values):
+    """Run one of the statements above in this request's transaction."""
+    return db.session.connection().execute(statement, values)
 
 
 def score_bulls(score: Score) -> int:
