@@ -40,7 +40,7 @@ from companion.web.htmx import render
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
 ENTERED_SLOT = "\x00entered\x00"  # stands for the version's "Entered:" line in a table's
 TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, level, language
-ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language
+ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
 ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
 STAMP = "companion.match_stamp"  # environ: what QuietPolls read of the match, for poll
 STAMP_QUERY = select(
@@ -58,8 +58,7 @@ class TableShown(NamedTuple):
 class EnteredLine(NamedTuple):
     """Who has sent a card at one version, and what each phone's form key is made of."""
 
-    inline: str  # within the regions
-    oob: str  # alone, swapped out of band
+    html: str  # within the regions (ALL), or alone and swapped out of band (ENTERED)
     entered: frozenset[int]
     table_key: str
 
@@ -87,10 +86,10 @@ def poll(match_id: int):
         return "", 304, {"ETag": etag}
     locale = str(get_locale())
     replay = partial(replayed, match_id, version, table_version, player_token)
-    key = (match_id, player_token, version, locale)
-    line = ENTERED_LINES.through(key, lambda: entered_line(replay()))
+    key = (match_id, player_token, version, locale, part)
+    line = ENTERED_LINES.through(key, lambda: entered_line(replay(), part))
     if part == ENTERED:
-        shared = line.oob
+        shared = line.html
     else:
         key = (match_id, player_token, table_version, view, level, locale)
         shared = filled(TABLES_SHOWN.through(key, lambda: render_table(replay(), view)), line)
@@ -146,21 +145,19 @@ def entry_forms(state: MatchState) -> str:
 
 def filled(shown: TableShown, line: EnteredLine) -> str:
     """A table version's regions with this version's line and this phone's token."""
-    html = shown.html.replace(ENTERED_SLOT, line.inline)
+    html = shown.html.replace(ENTERED_SLOT, line.html)
     return html.replace(CSRF_SLOT, generate_csrf()) if shown.csrf else html
 
 
-def entered_line(state: MatchState) -> EnteredLine:
-    """Render the state's "Entered:" line, within the regions and out of band."""
+def entered_line(state: MatchState, part: str) -> EnteredLine:
+    """Render the state's "Entered:" line for the regions (ALL) or alone (ENTERED)."""
     current = state.current
-    lines = [
-        compact(render("matches/_entered.html", state=state, current=current, entered_oob=oob))
-        if current and current.table
-        else ""
-        for oob in (False, True)
-    ]
+    html = ""
+    if current and current.table:
+        context = {"state": state, "current": current, "entered_oob": part == ENTERED}
+        html = compact(render("matches/_entered.html", **context))
     entered = frozenset(current.entered) if current else frozenset()
-    return EnteredLine(*lines, entered, table_key(state))
+    return EnteredLine(html, entered, table_key(state))
 
 
 LIVE_PATH = re.compile(r"/matches/(\d+)/live")
