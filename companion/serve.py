@@ -8,6 +8,7 @@ process (Windows, or ``--workers 1``).
 
 import argparse
 import errno
+import gc
 import os
 import socket
 import sys
@@ -229,6 +230,21 @@ def start_serving(app) -> None:
     checkpoint_in_background(app)
     hold_serving_lock(database_file(app))  # `flask restore` waits for the server to stop
     copy_daily_in_background(app)  # instance/backups/ (companion.backup.copies)
+    freeze_startup_objects()
+
+
+def freeze_startup_objects() -> None:
+    """Leave the objects made so far (modules, models, the app) out of the garbage
+    collector's full collections, as the gc module's documentation advises for a
+    server's long-lived objects (``gc.freeze``).
+
+    A full collection walks every object the process holds and stops every thread of
+    it meanwhile: with about 150,000 objects, 140-170 ms each, a few times a minute
+    under load, and every request in flight waited for it (bench/load.py, 100 tables:
+    p95 170 ms; frozen, the pauses take 50-65 ms and p95 78 ms).
+    """
+    gc.collect()
+    gc.freeze()
 
 
 if __name__ == "__main__":
