@@ -241,7 +241,7 @@ def freeze_startup_objects() -> None:
     A full collection walks every object the process holds and stops every thread of
     it meanwhile: with about 150,000 objects, 140-170 ms each, a few times a minute
     under load, and every request in flight waited for it (bench/load.py, 100 tables:
-    p95 170 ms; frozen, the pauses take 50-65 ms and p95 78 ms).
+    p95 170-180 ms; frozen, the pauses take 50-65 ms and p95 78-160 ms over five runs).
     """
     gc.collect()
     gc.freeze()

@@ -40,7 +40,7 @@ from companion.web.headers import compact
 from companion.web.htmx import render
 
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
-ENTERED_SLOT = "\x00entered\x00"  # stands for the version's "Entered:" line in a table's
+ENTERED_SLOT = "\x00entered\x00"  # stands for a version's "Entered:" line in the regions
 TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, level, language
 ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
 ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
@@ -214,8 +214,9 @@ def quiet(stamp: tuple, query: str) -> bool:
 
 
 def stamp_reader(app) -> Callable[[int], tuple | None] | None:
-    """How QuietPolls reads a match's stamp: SQLite's own connections (a file), the
-    app's pool on a database server, or None (SQLite in memory)."""
+    """How QuietPolls reads a match's stamp: SQLite's own connections (a file), a
+    connection of each serving thread's own on a database server, or None (SQLite in
+    memory)."""
     with app.app_context():
         engine = db.engine
     if engine.dialect.name != "sqlite":
