@@ -152,10 +152,11 @@ TABLES = Memo("tables", 256)  # the replay behind each table_version
 
 def current_state(match_id: int) -> MatchState:
     """The match as it is now, for reading (404 if there is none); see ``replayed``."""
-    stamp = read(STAMP, match_id=match_id).first()
+    stamp = read(MATCH_STAMP, match_id=match_id).first()
     if stamp is None:
         abort(404)
-    return replayed(match_id, *stamp)
+    version, table_version, token, _watch_token = stamp
+    return replayed(match_id, version, table_version, token)
 
 
 def replayed(match_id: int, version: int, table_version: int, token: str) -> MatchState:
@@ -251,9 +252,10 @@ def stored_rounds(game_id: int) -> list[tuple[list[tuple[int, int]], dict[int, i
 
 # The replay's inputs, read as plain rows: statements built once (SQLAlchemy then skips
 # building and keying them for every read) and run on the session's connection.
-STAMP = select(Match.version, Match.table_version, Match.player_token).where(
-    Match.id == bindparam("match_id")
-)
+# A match's stamp: its versions and link tokens (live polls read it before Flask, too).
+MATCH_STAMP = select(
+    Match.version, Match.table_version, Match.player_token, Match.watch_token
+).where(Match.id == bindparam("match_id"))
 RESULTS = (
     select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
     .join(Game)

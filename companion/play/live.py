@@ -23,18 +23,17 @@ from urllib.parse import parse_qs
 from flask import abort, make_response, request, session
 from flask_babel import get_locale
 from flask_wtf.csrf import generate_csrf
-from sqlalchemy import bindparam, select
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.sansio.utils import host_is_trusted
 
 from companion.db import db
 from companion.memo import Memo
-from companion.models import MAX_ID, Match
+from companion.models import MAX_ID
 from companion.play.blueprint import bp
 from companion.play.board import board, entry_view, phone_form_key, table_key
 from companion.rules import whole_number
 from companion.sqlite import StampReader
-from companion.state import MatchState, current_state, replayed
+from companion.state import MATCH_STAMP, MatchState, current_state, read, replayed
 from companion.web.access import LINKS, level_for, me
 from companion.web.headers import compact
 from companion.web.htmx import render
@@ -45,9 +44,6 @@ TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, 
 ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
 ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
 STAMP = "companion.match_stamp"  # environ: what QuietPolls read of the match, for poll
-STAMP_QUERY = select(
-    Match.version, Match.table_version, Match.player_token, Match.watch_token
-).where(Match.id == bindparam("match_id"))
 
 
 class TableShown(NamedTuple):
@@ -117,7 +113,7 @@ def poll(match_id: int):
 
 def read_stamp(match_id: int) -> tuple[int, int, str, str] | None:
     """The match's versions and link tokens, or None when there is no such match."""
-    return db.session.execute(STAMP_QUERY, {"match_id": match_id}).first()
+    return read(MATCH_STAMP, match_id=match_id).first()
 
 
 @bp.get("/matches/<int:match_id>/table")
@@ -235,7 +231,7 @@ class ServerStampReader:
 
     def __init__(self, engine):
         self.engine = engine
-        self.sql = str(STAMP_QUERY.compile(dialect=engine.dialect))  # the driver's own
+        self.sql = str(MATCH_STAMP.compile(dialect=engine.dialect))  # the driver's own
         self.local = threading.local()
 
     def __call__(self, match_id: int) -> tuple | None:
