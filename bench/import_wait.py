@@ -159,7 +159,7 @@ def run(file: Path, folder: Path, workers: int | None, forced: bool) -> None:
         time.sleep(2)
         stop.set()
         player.join(60)
-        memory.done.set()
+        memory.stop()
     finally:
         server.terminate()
         server.wait(timeout=30)

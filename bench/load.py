@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python bench/load.py [--tables 100] [--phones 6] [--seconds 60]
      [--round-seconds 30] [--database sqlite|postgresql] [--servers 1] [--workers N]
+     [--server-times]
 (prints figures; not a test). Locust (the `bench` extra) plays the phones, headless,
 run as a library in this script, which sets up the database and the servers itself.
 
@@ -20,6 +21,8 @@ after --seconds; the figures count the requests answered until then.
 
 Targets (issue 11): 100 tables of 6 phones at a round every 20 s, p95 under 100 ms and
 no failures, on SQLite with one server and on PostgreSQL with two; servers under 300 MB.
+With --server-times it also prints the servers' own time per request beside Locust's,
+which includes the wait for a core on this shared machine (``ServerTimes``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import resource
 import tempfile
 import time
 import urllib.parse
+from pathlib import Path
 
 import gevent
 from gevent.lock import Semaphore
@@ -229,13 +233,14 @@ def fresh_database(engine: str, folder: str):
 
 
 @contextlib.contextmanager
-def app_servers(database_url: str, count: int, workers: int | None):
+def app_servers(database_url: str, count: int, workers: int | None, times: ServerTimes):
     """``count`` app servers on one database, each on a port of its own: (URL, process)."""
     started = []
     try:
         for number in range(1, count + 1):
             port, log = free_port(), f"companion-load-server-{number}.log"
-            server = start_server(database_url, port, workers, log_name=log)
+            settings = times.settings(number)
+            server = start_server(database_url, port, workers, settings, log_name=log)
             started.append((f"http://127.0.0.1:{port}", server))
         yield started
     finally:
@@ -256,6 +261,53 @@ def phone_classes(tables: list[Table], hosts: list[str]) -> list[type[Phone]]:
         attributes = {"host": host, "seats": seats, "fixed_count": seats.qsize()}
         classes.append(type(f"PhoneOfServer{number}", (Phone,), attributes))
     return classes
+
+
+class ServerTimes:
+    """How long the servers took over each request, from gunicorn's access log.
+
+    Locust's figures are a phone's view: they include the wait for a free core (the
+    load generator shares the machine with the servers) and for Locust's own loop,
+    which runs every phone in one thread. gunicorn logs the time from the parsed
+    request to the answer written (``%(M)s``, milliseconds); set beside Locust's, it
+    tells the server's share of a latency from the rest. Off unless asked for: the
+    log costs the servers a little.
+    """
+
+    FORMAT = "%(M)s %(m)s %(U)s"
+
+    def __init__(self, folder: str | None):
+        self.folder = folder
+        self.marks: dict[Path, int] = {}
+
+    def settings(self, number: int) -> dict[str, str]:
+        """The environment that makes server ``number`` log each request's time."""
+        if self.folder is None:
+            return {}
+        log = Path(self.folder) / f"access-{number}.log"
+        self.marks[log] = 0
+        ours = f"--access-logfile {log} --access-logformat '{self.FORMAT}'"
+        return {"GUNICORN_CMD_ARGS": f"{os.environ.get('GUNICORN_CMD_ARGS', '')} {ours}"}
+
+    def start(self) -> None:
+        """Count the requests logged from now on."""
+        for log in self.marks:
+            self.marks[log] = log.stat().st_size if log.exists() else 0
+
+    def rows(self) -> list[tuple[str, list[int]]]:
+        """Every logged request's milliseconds since ``start``: all, polls, writes."""
+        every, polls, writes = [], [], []
+        for log, mark in self.marks.items():
+            with log.open() as lines:
+                lines.seek(mark)
+                for line in lines:
+                    milliseconds, method, path = line.split()
+                    every.append(int(milliseconds))
+                    if path.endswith("/live"):
+                        polls.append(int(milliseconds))
+                    elif method == "POST":
+                        writes.append(int(milliseconds))
+        return [("all", every), ("polls", polls), ("writes", writes)]
 
 
 class Usage:
@@ -286,7 +338,7 @@ class Usage:
         return [(end - begin) / elapsed * 100 for begin, end in spent]
 
 
-def load(tables: list[Table], classes, args, usage: Usage) -> tuple:
+def load(tables: list[Table], classes, args, usage: Usage, times: ServerTimes) -> tuple:
     """Join every phone, then poll and play for ``--seconds``: the stats and what they took."""
     environment = Environment(user_classes=classes)
     runner = environment.create_local_runner()
@@ -299,6 +351,7 @@ def load(tables: list[Table], classes, args, usage: Usage) -> tuple:
         gevent.sleep(0.2)
     environment.stats.reset_all()
     usage.start()
+    times.start()
     begin = time.monotonic()
     dealers = [runner.greenlet.spawn(table.play, args.round_seconds) for table in tables]
     gevent.sleep(args.seconds)
@@ -367,6 +420,22 @@ def report(args, stats, elapsed: float, shares, placed: int, memory, database_me
     )
 
 
+def report_server_times(times: ServerTimes) -> None:
+    """Print the servers' own time per request, as the Locust table above."""
+    print("the servers' own time (gunicorn's access log), same requests:")
+    print(f"  {'ms':12} {'requests':>9} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
+    for name, milliseconds in times.rows():
+        ordered = sorted(milliseconds) or [0]
+        cuts = [
+            ordered[min(len(ordered) - 1, int(len(ordered) * cut))] for cut in (0.5, 0.95, 0.99)
+        ]
+        print(
+            f"  {name:12} {len(milliseconds):9,}"
+            + "".join(f" {cut:6.0f}" for cut in cuts)
+            + f" {ordered[-1]:6.0f}"
+        )
+
+
 def main() -> None:
     """Start the database and the servers, load them, print the figures, stop them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -387,6 +456,11 @@ def main() -> None:
         default=None,
         help="processes of each server (default: the server's own default)",
     )
+    parser.add_argument(
+        "--server-times",
+        action="store_true",
+        help="also print the servers' own time per request (gunicorn's access log)",
+    )
     args = parser.parse_args()
     if not 1 <= args.servers <= args.tables:
         parser.error("--servers must be between 1 and --tables")
@@ -397,7 +471,8 @@ def main() -> None:
         fresh_database(args.database, folder) as (database_url, database_pids),
     ):
         tables = create_matches(database_url, args.tables, args.phones)
-        with app_servers(database_url, args.servers, args.workers) as servers:
+        times = ServerTimes(folder if args.server_times else None)
+        with app_servers(database_url, args.servers, args.workers, times) as servers:
             server_pids = [server.pid for _, server in servers]
             memory = MemoryWatch(*server_pids)
             database_memory = MemoryWatch(*database_pids) if database_pids else None
@@ -406,11 +481,13 @@ def main() -> None:
                 watch.start()
             classes = phone_classes(tables, [host for host, _ in servers])
             usage = Usage(server_pids, database_pids)
-            stats, elapsed, shares = load(tables, classes, args, usage)
+            stats, elapsed, shares = load(tables, classes, args, usage, times)
             for watch in watches:
-                watch.done.set()
+                watch.stop()
         placed = rounds_placed(database_url)
-    report(args, stats, elapsed, shares, placed, memory, database_memory)
+        report(args, stats, elapsed, shares, placed, memory, database_memory)
+        if args.server_times:
+            report_server_times(times)
 
 
 if __name__ == "__main__":

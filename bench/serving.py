@@ -10,12 +10,12 @@ import contextlib
 import http.cookiejar
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -187,32 +187,38 @@ def postgresql_cluster() -> Iterator[tuple[str, int]]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-class MemoryWatch(threading.Thread):
+class MemoryWatch:
     """Samples the memory of some processes and their children twice a second.
 
     A server's workers are forked from it, so they share pages; the sum of their
     resident sizes counts those pages once per process. The figure reported is the
     peak of the sum of proportional set sizes (PSS: a shared page split among its
     sharers), with the plain resident sum beside it.
+
+    The sampling runs in a process of its own (this file, ``--memory-watch``): reading
+    ``smaps_rollup`` walks a process's page tables, a few milliseconds each time, and
+    in the load generator's process that would stop every simulated phone meanwhile
+    (gevent runs them all in one thread) and add to the latencies it measures.
     """
 
     def __init__(self, *pids: int):
-        super().__init__(daemon=True)
         self.pids = pids
         self.peak_pss = self.peak_rss = 0.0
         self.processes = 0
-        self.done = threading.Event()
+        self.sampler: subprocess.Popen | None = None
 
-    def run(self) -> None:
-        while not self.done.wait(0.5):
-            pss = rss = 0.0
-            pids = [pid for root in self.pids for pid in (root, *children(root))]
-            for pid in pids:
-                figures = smaps_rollup(pid)
-                pss += figures.get("Pss", 0) / 1024
-                rss += figures.get("Rss", 0) / 1024
-            self.peak_pss, self.peak_rss = max(self.peak_pss, pss), max(self.peak_rss, rss)
-            self.processes = max(self.processes, len(pids))
+    def start(self) -> None:
+        """Start sampling."""
+        command = [sys.executable, __file__, "--memory-watch", *map(str, self.pids)]
+        self.sampler = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def stop(self) -> None:
+        """Stop sampling and keep the peaks."""
+        output, _ = self.sampler.communicate("", timeout=30)  # closing stdin stops it
+        pss, rss, processes = output.split()
+        self.peak_pss, self.peak_rss, self.processes = float(pss), float(rss), int(processes)
 
     def summary(self) -> str:
         """The peak, in words."""
@@ -220,6 +226,22 @@ class MemoryWatch(threading.Thread):
             f"{self.peak_pss:.0f} MB (PSS of {self.processes} processes;"
             f" resident sum {self.peak_rss:.0f} MB)"
         )
+
+
+def watch_memory(pids: list[int]) -> None:
+    """The sampler's loop: every 0.5 s until stdin closes; then print the peaks."""
+    peak_pss = peak_rss = 0.0
+    processes = 0
+    while not select.select([sys.stdin], [], [], 0.5)[0]:
+        pss = rss = 0.0
+        every = [pid for root in pids for pid in (root, *children(root))]
+        for pid in every:
+            figures = smaps_rollup(pid)
+            pss += figures.get("Pss", 0) / 1024
+            rss += figures.get("Rss", 0) / 1024
+        peak_pss, peak_rss = max(peak_pss, pss), max(peak_rss, rss)
+        processes = max(processes, len(every))
+    print(peak_pss, peak_rss, processes)
 
 
 def children(pid: int) -> list[int]:
@@ -265,3 +287,7 @@ def smaps_rollup(pid: int) -> dict[str, int]:
         name, _, value = line.partition(":")
         figures[name] = int(value.split()[0])
     return figures
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--memory-watch"]:
+    watch_memory([int(pid) for pid in sys.argv[2:]])
