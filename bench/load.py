@@ -63,6 +63,7 @@ from companion.models import Match, Player, Seat
 
 POLL = re.compile(r'since=(\d+)&amp;table=(\d+)&amp;form=([^&"]*)')
 WRITES = ("start", "card", "choice")
+CUTS = (0.5, 0.95, 0.99)  # the percentiles printed
 
 
 class Table:
@@ -399,14 +400,15 @@ def report(args, stats, elapsed: float, shares, placed: int, memory, database_me
         f"requests: {total.num_requests:,} ({total.num_requests / elapsed:,.0f}/s), "
         f"failures: {total.num_failures}" + (f" ({failures(stats)})" if total.num_failures else "")
     )
-    print(f"  {'ms':12} {'requests':>9} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
-    for name, entry in latency_rows(stats):
-        cuts = [entry.get_response_time_percentile(cut) for cut in (0.5, 0.95, 0.99)]
-        print(
-            f"  {name:12} {entry.num_requests:9,}"
-            + "".join(f" {cut:6.0f}" for cut in cuts)
-            + f" {entry.max_response_time or 0:6.0f}"
+    print_latencies(
+        (
+            name,
+            entry.num_requests,
+            *map(entry.get_response_time_percentile, CUTS),
+            entry.max_response_time or 0,
         )
+        for name, entry in latency_rows(stats)
+    )
     print(f"rounds placed: {placed:,} ({placed / elapsed * 60:,.0f} a minute)")
     print(f"app servers' peak memory: {memory.summary()}")
     if database_memory is not None:
@@ -423,17 +425,19 @@ def report(args, stats, elapsed: float, shares, placed: int, memory, database_me
 def report_server_times(times: ServerTimes) -> None:
     """Print the servers' own time per request, as the Locust table above."""
     print("the servers' own time (gunicorn's access log), same requests:")
-    print(f"  {'ms':12} {'requests':>9} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
+    rows = []
     for name, milliseconds in times.rows():
         ordered = sorted(milliseconds) or [0]
-        cuts = [
-            ordered[min(len(ordered) - 1, int(len(ordered) * cut))] for cut in (0.5, 0.95, 0.99)
-        ]
-        print(
-            f"  {name:12} {len(milliseconds):9,}"
-            + "".join(f" {cut:6.0f}" for cut in cuts)
-            + f" {ordered[-1]:6.0f}"
-        )
+        cuts = [ordered[min(len(ordered) - 1, int(len(ordered) * cut))] for cut in CUTS]
+        rows.append((name, len(milliseconds), *cuts, ordered[-1]))
+    print_latencies(rows)
+
+
+def print_latencies(rows) -> None:
+    """A table of latencies in ms: name, requests, p50, p95, p99, max."""
+    print(f"  {'ms':12} {'requests':>9} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
+    for name, count, *figures in rows:
+        print(f"  {name:12} {count:9,}" + "".join(f" {figure:6.0f}" for figure in figures))
 
 
 def main() -> None:
