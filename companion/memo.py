@@ -6,12 +6,18 @@ as it is kept. Every key holds what the database says (a match's version and tok
 the leaderboard's fingerprint), never what this process remembers, so the processes
 and servers that share one database show the same. Each app has its own database, so
 each app has its own caches.
+
+Only one thread of a process makes a missing value at a time: a table's phones ask for
+a new version within moments of each other, and in one process their threads would
+otherwise each replay and render it, taking turns on one interpreter lock, every one of
+them as slow as all of them together. The others wait for the first and take its value.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from threading import Lock
 from typing import Any
 
@@ -42,7 +48,32 @@ class Memo:
     def through(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The value kept for ``key``, made by ``make()`` and kept if there is none."""
         value = self.get(key)
-        return self.put(key, make()) if value is None else value
+        if value is None:
+            with self.making(key):
+                value = self.get(key)  # made meanwhile by the thread waited for
+                if value is None:
+                    value = self.put(key, make())
+        return value
+
+    @contextmanager
+    def making(self, key: Hashable) -> Iterator[None]:
+        """Make ``key``'s value in here: one thread of this app at a time per key.
+
+        A thread that comes second waits until the first is done (or failed), then
+        looks again. Values made inside may come from other memos, never from this one.
+        """
+        with self.lock:
+            makers = current_app.extensions.setdefault(f"memo.{self.name}.making", {})
+            turn = makers.setdefault(key, [Lock(), 0])
+            turn[1] += 1  # threads that want this key's lock
+        try:
+            with turn[0]:
+                yield
+        finally:
+            with self.lock:
+                turn[1] -= 1
+                if not turn[1]:
+                    del makers[key]
 
     def put(self, key: Hashable, value: Any) -> Any:
         """Keep ``value`` for ``key``; return it."""

@@ -182,16 +182,26 @@ def replayed(match_id: int, version: int, table_version: int, token: str) -> Mat
     waiting to be revealed: it is that replay with this version's hidden cards, one
     small query instead of a replay (a table's six phones send their cards one by one).
     """
-    state = REPLAYS.get((match_id, token, version))
+    key = (match_id, token, version)
+    state = REPLAYS.get(key)
     if state is None:
-        table = TABLES.get((match_id, token, table_version))
-        if table is not None and table.current is not None:
-            state = with_hidden_cards(table, version)
-        else:
-            state = match_state(db.get_or_404(Match, match_id))
-            detach(state)
-            TABLES.put(replay_key(state, state.match.table_version), state)
-        REPLAYS.put(replay_key(state, state.version), state)
+        with REPLAYS.making(key):  # the table's other phones wait for this replay
+            state = REPLAYS.get(key)  # replayed meanwhile by the thread waited for
+            if state is None:
+                state = replay_version(match_id, version, table_version, token)
+    return state
+
+
+def replay_version(match_id: int, version: int, table_version: int, token: str) -> MatchState:
+    """Replay the match (or read a table version's hidden cards) and keep the result."""
+    table = TABLES.get((match_id, token, table_version))
+    if table is not None and table.current is not None:
+        state = with_hidden_cards(table, version)
+    else:
+        state = match_state(db.get_or_404(Match, match_id))
+        detach(state)
+        TABLES.put(replay_key(state, state.match.table_version), state)
+    REPLAYS.put(replay_key(state, state.version), state)
     return state
 
 
