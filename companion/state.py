@@ -193,7 +193,9 @@ def replayed(match_id: int, version: int, table_version: int, token: str) -> Mat
 
 
 def replay_version(match_id: int, version: int, table_version: int, token: str) -> MatchState:
-    """Replay the match (or read a table version's hidden cards) and keep the result."""
+    """Replay the match (or read a table version's hidden cards) and keep the result
+    under the version it shows: on PostgreSQL that may be newer than the one asked for
+    (see ``replayed``), which is why ``replayed`` does not keep it with ``Memo.through``."""
     table = TABLES.get((match_id, token, table_version))
     if table is not None and table.current is not None:
         state = with_hidden_cards(table, version)
