@@ -468,6 +468,8 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.servers <= args.tables:
         parser.error("--servers must be between 1 and --tables")
+    if args.server_times and args.workers == 1:  # one process: waitress, which logs none
+        parser.error("--server-times reads gunicorn's access log: use --workers 2 or more")
     if args.database == "postgresql" and importlib.util.find_spec("psycopg") is None:
         parser.error("--database postgresql needs the psycopg driver in .venv")
     with (
