@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/load.py [--tables 100] [--phones 6] [--seconds 60]
      [--round-seconds 30] [--database sqlite|postgresql] [--servers 1] [--workers N]
-     [--server-times]
+     [--server-times] [--generator-nice N]
 (prints figures; not a test). Locust (the `bench` extra) plays the phones, headless,
 run as a library in this script, which sets up the database and the servers itself.
 
@@ -23,6 +23,8 @@ Targets (issue 11): 100 tables of 6 phones at a round every 20 s, p95 under 100 
 no failures, on SQLite with one server and on PostgreSQL with two; servers under 300 MB.
 With --server-times it also prints the servers' own time per request beside Locust's,
 which includes the wait for a core on this shared machine (``ServerTimes``).
+``--generator-nice 10`` lowers Locust's CPU priority below the servers': real phones
+bring their own processors, so the servers should not wait for the generator's turn.
 """
 
 from __future__ import annotations
@@ -341,6 +343,7 @@ class Usage:
 
 def load(tables: list[Table], classes, args, usage: Usage, times: ServerTimes) -> tuple:
     """Join every phone, then poll and play for ``--seconds``: the stats and what they took."""
+    os.nice(args.generator_nice)  # the servers, started before, keep their priority
     environment = Environment(user_classes=classes)
     runner = environment.create_local_runner()
     phones = sum(len(table.player_ids) for table in tables)
@@ -465,9 +468,18 @@ def main() -> None:
         action="store_true",
         help="also print the servers' own time per request (gunicorn's access log)",
     )
+    parser.add_argument(
+        "--generator-nice",
+        type=int,
+        default=0,
+        metavar="N",
+        help="lower the load generator's CPU priority by N (0-19) once the servers run",
+    )
     args = parser.parse_args()
     if not 1 <= args.servers <= args.tables:
         parser.error("--servers must be between 1 and --tables")
+    if not 0 <= args.generator_nice <= 19:
+        parser.error("--generator-nice must be between 0 and 19")
     if args.server_times and args.workers == 1:  # one process: waitress, which logs none
         parser.error("--server-times reads gunicorn's access log: use --workers 2 or more")
     if args.database == "postgresql" and importlib.util.find_spec("psycopg") is None:
