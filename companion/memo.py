@@ -47,12 +47,17 @@ class Memo:
 
     def through(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The value kept for ``key``, made by ``make()`` and kept if there is none."""
+        return self.once(key, lambda: self.put(key, make()))
+
+    def once(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The value kept for ``key``, else what ``make()`` returns, made by one thread at
+        a time (``making``). ``make`` keeps what it made itself, under whichever key fits."""
         value = self.get(key)
         if value is None:
             with self.making(key):
                 value = self.get(key)  # made meanwhile by the thread waited for
                 if value is None:
-                    value = self.put(key, make())
+                    value = make()
         return value
 
     @contextmanager

@@ -182,20 +182,17 @@ def replayed(match_id: int, version: int, table_version: int, token: str) -> Mat
     waiting to be revealed: it is that replay with this version's hidden cards, one
     small query instead of a replay (a table's six phones send their cards one by one).
     """
-    key = (match_id, token, version)
-    state = REPLAYS.get(key)
-    if state is None:
-        with REPLAYS.making(key):  # the table's other phones wait for this replay
-            state = REPLAYS.get(key)  # replayed meanwhile by the thread waited for
-            if state is None:
-                state = replay_version(match_id, version, table_version, token)
-    return state
+    # The table's other phones wait for this replay rather than make it again.
+    return REPLAYS.once(
+        (match_id, token, version),
+        lambda: replay_version(match_id, version, table_version, token),
+    )
 
 
 def replay_version(match_id: int, version: int, table_version: int, token: str) -> MatchState:
     """Replay the match (or read a table version's hidden cards) and keep the result
     under the version it shows: on PostgreSQL that may be newer than the one asked for
-    (see ``replayed``), which is why ``replayed`` does not keep it with ``Memo.through``."""
+    (see ``replayed``), which is why ``replayed`` uses ``Memo.once``, not ``Memo.through``."""
     table = TABLES.get((match_id, token, table_version))
     if table is not None and table.current is not None:
         state = with_hidden_cards(table, version)

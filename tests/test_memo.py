@@ -78,3 +78,13 @@ def test_each_app_keeps_its_own_values():
         assert memo.through("a", lambda: 2) == 2
     with one.app_context():
         assert memo.get("a") == 1
+
+
+def test_once_leaves_the_keeping_to_its_maker():
+    """A replay asked for as version 7 may show version 8: its maker keeps it there."""
+    memo, app = Memo("once", 8), Flask(__name__)
+    with app.app_context():
+        assert memo.once(7, lambda: memo.put(8, "replay")) == "replay"
+        assert (memo.get(7), memo.get(8)) == (None, "replay")
+        assert memo.once(8, lambda: "again") == "replay"  # kept: not made again
+        assert app.extensions["memo.once.making"] == {}
