@@ -3,15 +3,22 @@
   "use strict";
   var lastCardInput = null;
 
-  function cardInputs(form) {
-    return Array.prototype.slice.call((form || document).querySelectorAll(".card-inputs input"));
+  function cardInputs(scope) {
+    return Array.prototype.slice.call((scope || document).querySelectorAll(".card-inputs input"));
   }
 
-  // Enter in a card field moves to the next one; the last one sends the form.
+  // Shown to the player: not in a closed <details> (whose content keeps its layout box in
+  // Chromium, so offsetParent alone does not tell) and not hidden.
+  function shown(input) {
+    return input.checkVisibility ? input.checkVisibility() : input.offsetParent !== null;
+  }
+
+  // Enter in a card field moves to the next one of its group; the last one sends the form.
+  // A player's own field is a group of one: Enter (the keyboard's Go) sends their card.
   document.addEventListener("keydown", function (event) {
     var input = event.target;
     if (event.key !== "Enter" || !input.matches || !input.matches(".card-inputs input")) return;
-    var inputs = cardInputs(input.form).filter(function (each) { return each.offsetParent; });
+    var inputs = cardInputs(input.closest(".card-inputs")).filter(shown);
     var next = inputs[inputs.indexOf(input) + 1];
     if (!next) return; // the last field: Enter sends the form as usual
     event.preventDefault();
@@ -27,7 +34,7 @@
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-card-grid] button");
     if (!button || button.disabled) return;
-    var inputs = cardInputs().filter(function (input) { return input.offsetParent; });
+    var inputs = cardInputs().filter(shown);
     var empty = inputs.filter(function (input) { return !input.value; });
     var focused = lastCardInput && document.contains(lastCardInput) ? lastCardInput : null;
     var target = focused && !focused.value ? focused : empty[0] || focused;

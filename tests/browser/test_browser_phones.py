@@ -11,6 +11,7 @@ from browsing import (
     start_match,
 )
 from conftest import new_phone_context
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -100,3 +101,23 @@ def test_table_view_in_landscape(browser, live_server, artifacts):
         tv.screenshot(path=artifacts / "table-view.png")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_enter_sends_my_card_from_my_own_phone(page, live_server, lang):
+    """On "I am Anna", Anna types her card and presses Enter (the keyboard's Go): it is sent,
+    though the closed fields for players without a phone follow hers in the form."""
+    anna, ben, cleo = f"Ann{next(_names)}", f"Bo{next(_names)}", f"Cy{next(_names)}"
+    for name in (anna, ben, cleo):
+        add_player(page, live_server, name)
+    start_match(page, live_server, [anna, ben, cleo])
+    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+    page.locator(f".lang-switch a[lang={lang}]").click()
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    page.locator(".me-names button").first.click()  # "I am Anna", in any language
+    mine = page.get_by_label(anna, exact=True)
+    expect(mine).to_be_focused()
+    mine.fill("41")
+    mine.press("Enter")
+    expect(page.locator(".entered .is-in").filter(has_text=anna)).to_be_visible()
+    expect(page.get_by_label(anna, exact=True)).to_have_count(0)  # sent: her field is gone
