@@ -3,8 +3,6 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 
 from __future__ import annotations
 
-from flask_babel import gettext
-
 from companion.state import GameState, MatchState
 from companion.web import present
 from companion.web.access import access, me
@@ -23,7 +21,7 @@ def board(state: MatchState, view: str = "match") -> dict:
         "view": view,
         "table_version": state.match.table_version,
         "standing": standing,
-        "end_text": state.end.describe(gettext),
+        "end_text": present.end_sentence(state.end),
         "winner_names": ", ".join(state.name(player) for player in standing.winners),
         "game": game,
         "shown": shown_round(game, state.name),

@@ -9,9 +9,7 @@ from typing import NamedTuple
 from companion.rules.cards import (
     DEFAULT_LIMIT,
     N_,
-    Gettext,
     Player,
-    _identity,
 )
 from companion.rules.checks import RuleError
 
@@ -41,19 +39,6 @@ class EndCondition:
             return False
         highest = max(totals.values())
         return highest > self.value if self.kind == MORE_THAN else highest >= self.value
-
-    def describe(self, gettext: Gettext = _identity) -> str:
-        """Return the house rule in words, for the scoreboard."""
-        templates = {
-            MORE_THAN: N_(
-                "The match ends after the game in which someone has more than %(value)d bulls."
-            ),
-            AT_LEAST: N_(
-                "The match ends after the game in which someone has %(value)d bulls or more."
-            ),
-            GAMES: N_("The match ends after %(value)d games."),
-        }
-        return gettext(templates[self.kind]) % {"value": self.value}
 
     def remaining(self, total: int) -> int | None:
         """Return how many more bulls a player can take before the match ends (limits)."""

@@ -165,6 +165,27 @@ END_WORDS = {
 }
 
 
+# The house rule in a sentence, for the scoreboard and the match page.
+END_SENTENCES = {
+    rules.MORE_THAN: rules.NP_(
+        "The match ends after the game in which someone has more than %(value)d bull.",
+        "The match ends after the game in which someone has more than %(value)d bulls.",
+    ),
+    rules.AT_LEAST: rules.NP_(
+        "The match ends after the game in which someone has %(value)d bull or more.",
+        "The match ends after the game in which someone has %(value)d bulls or more.",
+    ),
+    rules.GAMES: rules.NP_(
+        "The match ends after %(value)d game.", "The match ends after %(value)d games."
+    ),
+}
+
+
+def end_sentence(end: rules.EndCondition) -> str:
+    """ "The match ends after 1 game.": a match's end condition as a sentence."""
+    return ngettext(*END_SENTENCES[end.kind], end.value, value=end.value)
+
+
 def house_rules(end: rules.EndCondition, pro: bool) -> str:
     """ "ends above 66 bulls · pro variant": a match's house rules in a few words."""
     words = ngettext(*END_WORDS[end.kind], end.value, value=end.value)

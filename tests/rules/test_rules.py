@@ -445,12 +445,6 @@ def test_bad_end_condition_is_rejected(kind, value):
         EndCondition(kind, value)
 
 
-def test_end_condition_is_described_for_the_scoreboard():
-    assert "more than 66" in EndCondition().describe()
-    assert "66 bulls or more" in EndCondition(rules.AT_LEAST).describe()
-    assert "after 5 games" in EndCondition(rules.GAMES, 5).describe()
-
-
 def test_remaining_bulls_before_the_limit():
     assert EndCondition().remaining(60) == 6
     assert EndCondition(rules.AT_LEAST, 66).remaining(60) == 5

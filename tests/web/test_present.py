@@ -1,5 +1,7 @@
 """Presentation helpers: what a page shows of a round, all of it from the rules engine."""
 
+import pytest
+
 from companion import rules
 from companion.web import present
 
@@ -54,3 +56,23 @@ def test_row_views_total_the_bulls_and_mark_changes():
 def test_changed_rows_are_the_rows_cards_went_to():
     result = rules.resolve_round(ROWS, PLAYS, {"Cleo": 1})
     assert present.changed_rows(result.steps) == (1, 3, 4)
+
+
+@pytest.mark.parametrize(
+    ("lang", "end", "sentence"),
+    [
+        ("en", rules.EndCondition(), "someone has more than 66 bulls."),
+        ("en", rules.EndCondition(rules.AT_LEAST), "someone has 66 bulls or more."),
+        ("en", rules.EndCondition(rules.GAMES, 5), "The match ends after 5 games."),
+        ("en", rules.EndCondition(rules.GAMES, 1), "The match ends after 1 game."),
+        ("en", rules.EndCondition(rules.MORE_THAN, 1), "more than 1 bull."),
+        ("de", rules.EndCondition(rules.GAMES, 1), "Die Partieserie endet nach 1 Partie."),
+        ("de", rules.EndCondition(rules.GAMES, 3), "Die Partieserie endet nach 3 Partien."),
+        ("fr", rules.EndCondition(rules.GAMES, 1), "La partie se termine après 1\u00a0manche."),
+        ("fr", rules.EndCondition(rules.GAMES, 3), "La partie se termine après 3\u00a0manches."),
+    ],
+)
+def test_the_end_condition_is_a_sentence_with_its_plural(app, lang, end, sentence):
+    """ "The match ends after 1 game." in every language: singular and plural."""
+    with app.test_request_context(headers={"Accept-Language": lang}):
+        assert sentence in present.end_sentence(end)
