@@ -54,6 +54,12 @@
   document.addEventListener("DOMContentLoaded", reveal);
   document.addEventListener("htmx:afterSettle", reveal);
 
+  // The grid opens below the card fields: bring its cards into view once they are there.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var grid = event.target.closest && event.target.closest("[data-card-grid]");
+    if (grid && grid.open) grid.scrollIntoView({ block: "nearest" });
+  });
+
   // A newly placed round is dealt out card by card, lowest first (app.css), when it
   // arrives by htmx (a page load shows it at once; reduced motion shows it at once).
   var shownRound = null;

@@ -4,6 +4,7 @@ import re
 
 import pytest
 from browsing import add_player, enter_cards, explained_steps, fits_the_phone, serials, start_match
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -60,8 +61,17 @@ def test_a_game_with_htmx(page, console_errors, live_server, artifacts):
     page.wait_for_function("window.htmx !== undefined")
     grid = page.locator("[data-card-grid]")
     assert grid.is_visible()
-    grid.get_by_text("Pick from all cards").click()
+    # A thumb taps "Pick from all cards" at the bottom of the screen: the grid opens below.
+    summary = grid.get_by_text("Pick from all cards")
+    summary.evaluate("summary => { summary.scrollIntoView({block: 'end'}); summary.click(); }")
     assert grid.locator("button[value='41']").is_disabled()  # seen in this game
+    # Buttons a thumb can hit, and the opened grid comes into view.
+    widths = grid.locator(".grid button").evaluate_all(
+        "buttons => buttons.map(b => b.getBoundingClientRect().width)"
+    )
+    assert len(widths) == 104 and min(widths) >= 44, min(widths)
+    expect(grid.locator(".grid button").first).to_be_in_viewport(ratio=1)
+    page.screenshot(path=artifacts / "match-grid-open.png")
     page.get_by_label(names[1], exact=True).fill("")
     page.get_by_label(names[1], exact=True).focus()
     grid.locator("button[value='77']").click()
