@@ -121,3 +121,38 @@ def test_enter_sends_my_card_from_my_own_phone(page, live_server, lang):
     mine.press("Enter")
     expect(page.locator(".entered .is-in").filter(has_text=anna)).to_be_visible()
     expect(page.get_by_label(anna, exact=True)).to_have_count(0)  # sent: her field is gone
+
+
+CUT_SHORT = """() => [...document.querySelectorAll('.card-inputs label')]
+    .filter(label => label.scrollWidth > label.clientWidth + 1)
+    .map(label => label.textContent + ' ' + label.scrollWidth + '>' + label.clientWidth)"""
+
+
+@pytest.mark.parametrize(
+    ("lang", "rows"),
+    [
+        ("en", ["Row 1", "Row 2", "Row 3", "Row 4"]),
+        ("de", ["Reihe 1", "Reihe 2", "Reihe 3", "Reihe 4"]),
+        ("fr", ["Rang 1", "Rang 2", "Rang 3", "Rang 4"]),
+    ],
+)
+def test_card_fields_say_whose_they_are_in_full(page, live_server, artifacts, lang, rows):
+    """The four starting fields read "Row 1…4" apart in every language, and six players'
+    names, long ones too, stand in full above their card fields on a phone."""
+    serial = next(_names)
+    names = [f"{stem}{serial}" for stem in ("Maximilian", "Bartholomäus", "Ann", "Jo", "Eva", "Li")]
+    for name in names:
+        add_player(page, live_server, name)
+    start_match(page, live_server, names)
+    page.locator(f".lang-switch a[lang={lang}]").click()
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    labels = page.locator(".card-inputs label")
+    expect(labels).to_have_text(rows)
+    assert page.evaluate(CUT_SHORT) == []
+    for row, card in zip(rows, [12, 24, 37, 40], strict=True):
+        page.get_by_label(row, exact=True).fill(str(card))
+    page.locator("#entry > form.stack button.big").click()  # "Start game 1"
+    expect(labels).to_have_text(names)
+    assert page.evaluate(CUT_SHORT) == []
+    fits_the_phone(page)
+    page.screenshot(path=artifacts / f"card-fields-{lang}.png")
