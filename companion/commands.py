@@ -17,6 +17,11 @@ from companion.store import rebuild_matches
 def rebuild_command(check: bool) -> None:
     """Replay every match from its stored inputs: games' results and statistics, compared."""
     rebuilt = rebuild(check=True, echo=click.echo) if check else rebuild_matches(click.echo)
+    if rebuilt.broken:  # named above, one line each; nothing was replayed from them
+        raise click.ClickException(
+            f"stored rows break a constraint or the rules ({len(rebuilt.broken)}, named "
+            "above): put them right, or restore a good copy."
+        )
     verb = "found" if check else "rebuilt"
     click.echo(
         f"{rebuilt.games} games replayed, {rebuilt.differing_games} {verb} differing "

@@ -7,6 +7,7 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
+from alembic.script import ScriptDirectory
 from driver import add_players, enter_round, play_game, score_game, start_game, start_match
 
 from companion import rules
@@ -139,3 +140,13 @@ def backup_file() -> bytes:
             "matches": matches,
         }
     ).encode()
+
+
+def at_head(app) -> None:
+    """Stamp a database the tests made with create_all at the newest migration, as
+    ``flask db upgrade`` would leave it (a real database always has its revision)."""
+    with app.app_context():
+        head = ScriptDirectory(app.extensions["migrate"].directory).get_current_head()
+        db.session.execute(db.text("CREATE TABLE alembic_version (version_num VARCHAR(32))"))
+        db.session.execute(db.text("INSERT INTO alembic_version VALUES (:head)"), {"head": head})
+        db.session.commit()

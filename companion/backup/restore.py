@@ -1,12 +1,13 @@
 """``flask --app companion restore FILE``: bring back a copy of the database.
 
-The file is checked first (an SQLite database that passes ``PRAGMA integrity_check``
-and holds the companion's tables), the user confirms (``--yes`` for scripts), the
-database it replaces is kept as ``backups/replaced-<time>.sqlite``, and the copy is
-written over the database with SQLite's backup API. The server must be stopped: its
-processes keep what they computed from the database in memory. Each server process
-holds a shared lock on ``<database>.serving`` while it runs (``hold_serving_lock``),
-which is how the command knows.
+The file is checked first: an SQLite database that passes ``PRAGMA integrity_check``,
+then tried out in a temporary place (``trial``: a known Alembic revision, the models'
+tables and columns, ``rebuild --check`` passing). Then the user confirms (``--yes`` for
+scripts), the database it replaces is kept as ``backups/replaced-<time>.sqlite``, and
+the tried copy is written over the database with SQLite's backup API. The server must
+be stopped: its processes keep what they computed from the database in memory. Each
+server process holds a shared lock on ``<database>.serving`` while it runs
+(``hold_serving_lock``), which is how the command knows.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ from companion.backup.copies import (
     integrity_problems,
     read_only,
 )
+from companion.backup.trial import Refused, tried
 from companion.db import db
 from companion.sqlite import writer_lock
 
-TABLES = {"player", "match", "game", "round", "play"}  # what makes a database the companion's
+# A file with none of these is some other program's; for the rest, ``trial`` decides.
+TABLES = {"alembic_version", "player", "match", "game", "round", "play"}
 
 
 @click.command("restore")
@@ -57,6 +60,17 @@ def restore_command(file: Path, yes: bool) -> None:
     problem = unusable(file)
     if problem:
         raise click.ClickException(f"{file} cannot be restored: {problem}")
+    migrations = current_app.extensions["migrate"].directory
+    try:
+        with tried(file, migrations) as ready:
+            swap(database, file, ready, yes)
+    except Refused as refused:
+        raise click.ClickException(f"{file} cannot be restored: {refused}") from None
+
+
+def swap(database: Path, file: Path, ready: Path, yes: bool) -> None:
+    """Once the server is stopped and the user agrees, put ``ready`` (``file`` tried)
+    in place of the database."""
     with serving_lock(database) as stopped:
         if not stopped:
             raise click.ClickException(
@@ -68,7 +82,7 @@ def restore_command(file: Path, yes: bool) -> None:
                 f"({describe(file)})? The database now is kept in {folder_of(database)}.",
                 abort=True,
             )
-        kept = replace(database, file)
+        kept = replace(database, ready)
     click.echo(f"Restored {file}; the database it replaced is kept as {kept}.")
 
 
@@ -86,7 +100,7 @@ def unusable(file: Path) -> str | None:
         return f"it is damaged ({error})."
     if problems:
         return f"it is damaged ({problems[0]})."
-    if not names >= TABLES:
+    if not names & TABLES:
         return "it is not a database of the companion."
     return None
 

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from companion import rules
 from companion.db import db
+from companion.derived.audit import broken_rows, match_problem
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
 from companion.models import Game, Match
 from companion.state import GameState, game_state, match_state, stored_results, sync_results
@@ -252,6 +253,7 @@ class Rebuilt(NamedTuple):
     matches: int
     differing_matches: int
     differing: tuple[int, ...] = ()  # the ids of the matches that differed in anything
+    broken: tuple[str, ...] = ()  # rows that break a constraint or the rules (``audit``)
 
 
 def rebuild(check: bool, echo=print) -> Rebuilt:
@@ -259,11 +261,23 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
     compared with what is stored and, unless ``check``, put right (the caller commits).
 
     ``echo`` reports each difference. Rows of a match that no longer exists cannot
-    remain: every derived table cascades with its match.
+    remain: every derived table cascades with its match. Rows that break a constraint
+    or the rules are named (``audit``) and never replayed: a row that breaks a
+    constraint stops everything before any replay, a match the rules refuse is skipped.
     """
+    broken = broken_rows()
+    for problem in broken:
+        echo(problem)
+    if broken:
+        return Rebuilt(0, 0, 0, 0, broken=tuple(broken))
     games = differing_games = matches = differing_matches = 0
     differing: list[int] = []
     for match in db.session.scalars(select(Match).order_by(Match.id)):
+        problem = match_problem(match)
+        if problem:
+            echo(problem)
+            broken.append(problem)
+            continue
         state = match_state(match, replay_all=True)
         for game in state.games:
             games += 1
@@ -286,7 +300,7 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
                 delete_rows(match.id)
                 write_rows(*(sorted(wanted_rows[name]) for name in TABLES))
     distinct = tuple(dict.fromkeys(differing))
-    return Rebuilt(games, differing_games, matches, differing_matches, distinct)
+    return Rebuilt(games, differing_games, matches, differing_matches, distinct, tuple(broken))
 
 
 TABLES = {

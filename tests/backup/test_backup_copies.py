@@ -11,6 +11,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from backups import at_head
 from conftest import TESTS, make_app
 from driver import add_players, score_game, start_match
 
@@ -260,6 +261,7 @@ def test_the_backup_page_says_when_copies_are_off(client):
 @pytest.fixture
 def saved(app, client):
     """A copy holding Anna, and a database that has Ben since."""
+    at_head(app)
     add_players(client, "Anna")
     copy = make_copy(database_of(app), MONDAY)
     add_players(client, "Ben")

@@ -1,0 +1,144 @@
+"""A copy tried out before ``restore`` puts it in place of the database.
+
+A file that SQLite reads and whose tables have the right names may still be no database
+the app can run on. So the copy is copied once more, to a temporary place, and an app
+of its own is pointed at it there:
+
+- its Alembic revision must be one of ``migrations/versions``. An older one is upgraded
+  there, as the server's next start would do anyway: copies are kept for weeks, and one
+  made before an update of the companion is still a good copy. It is the upgraded file
+  that is restored, the one that passed the checks below. A revision this companion does
+  not know (a copy from a newer version, or no revision at all) is refused: there is no
+  telling what its tables mean.
+- its tables and columns must be the models' (``db.metadata``), compared as Alembic's
+  autogenerate compares them: nothing to add, drop or change.
+- ``rebuild --check`` must pass on it: no row that breaks a constraint or the rules
+  (``companion.derived.audit``), no derived result that differs from the replay.
+
+The live database is not touched by any of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from flask import Flask
+from flask_migrate import upgrade
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+
+from companion.backup.copies import read_only
+from companion.db import db, migrate
+from companion.derived import PlayerMatchStat, rebuild
+from companion.models import Seat
+
+
+class Refused(Exception):
+    """Why a copy cannot replace the database, in one line."""
+
+
+@contextlib.contextmanager
+def tried(file: Path, migrations: str) -> Iterator[Path]:
+    """Yield a copy of ``file`` that passed every check, up to date; else raise Refused."""
+    with tempfile.TemporaryDirectory(prefix="companion-restore-") as folder:
+        trial = Path(folder) / "trial.sqlite"
+        with (
+            contextlib.closing(read_only(file)) as source,
+            contextlib.closing(sqlite3.connect(trial)) as target,
+        ):
+            source.backup(target)
+        script = ScriptDirectory(migrations)
+        revision = revision_of(trial)
+        if revision is None:
+            raise Refused("it has no Alembic revision (no alembic_version table).")
+        if revision not in {known.revision for known in script.walk_revisions()}:
+            raise Refused(
+                f"its Alembic revision {revision} is not one of this companion's "
+                "(a copy from a newer version?)."
+            )
+        app = trial_app(trial, migrations)
+        with app.app_context():
+            try:
+                check(revision != script.get_current_head())
+            finally:
+                db.session.remove()
+                db.engine.dispose()
+        yield trial
+
+
+def revision_of(path: Path) -> str | None:
+    """The Alembic revision a database file says it is at, or None."""
+    with contextlib.closing(read_only(path)) as connection:
+        try:
+            rows = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+        except sqlite3.OperationalError:  # no such table
+            return None
+    return rows[0][0] if len(rows) == 1 else None
+
+
+def trial_app(database: Path, migrations: str) -> Flask:
+    """An app with only what the checks use: the models on ``database``, the migrations."""
+    app = Flask(__name__)
+    app.config["SQLALCHEMY_DATABASE_URI"] = f"sqlite:///{database}"
+    db.init_app(app)
+    migrate.init_app(app, db, directory=migrations, render_as_batch=True)
+    return app
+
+
+def check(older: bool) -> None:
+    """In the trial app: upgrade an ``older`` copy, then compare it and rebuild --check."""
+    problems: list[str] = []
+    try:
+        if older:
+            upgrade()
+            fill_statistics()
+        with db.engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            differences = compare_metadata(context, db.metadata)
+        if differences:
+            raise Refused(f"its tables are not the app's: {difference(differences[0])}.")
+        rebuild(check=True, echo=problems.append)
+    except (SQLAlchemyError, CommandError) as error:
+        raise Refused(f"the app cannot use it ({first_line(error)}).") from None
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise Refused(f"rebuild --check fails on it: {problems[0]}{more}.")
+
+
+def fill_statistics() -> None:
+    """Derive the statistics of an upgraded copy from before they existed, as the
+    server's start does (``companion.serve.fill_statistics``): they are not the copy's."""
+    has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
+    if has_matches and db.session.scalar(select(PlayerMatchStat.id).limit(1)) is None:
+        rebuild(check=False, echo=lambda line: None)
+        db.session.commit()
+
+
+def difference(found) -> str:
+    """One difference from Alembic's ``compare_metadata``, in words about the copy."""
+    if isinstance(found, list):  # a column's type, nullability or default
+        _kind, _schema, table, column, *_ = found[0]
+        return f"column {table}.{column} is declared differently"
+    kind = found[0]
+    if kind == "add_table":
+        return f"there is no table {found[1].name}"
+    if kind == "remove_table":
+        return f"there is a table {found[1].name} the app does not know"
+    if kind == "add_column":
+        return f"table {found[2]} has no column {found[3].name}"
+    if kind == "remove_column":
+        return f"table {found[2]} has a column {found[3].name} the app does not know"
+    return f"{kind.replace('_', ' ')} {getattr(found[1], 'name', '')}".strip()
+
+
+def first_line(error: Exception) -> str:
+    """The first line of a database error: its message, not the statement behind it."""
+    return str(error).strip().splitlines()[0]
