@@ -1,4 +1,7 @@
 # make run   install into .venv and serve the companion on the LAN
+# make service         the same server as a systemd service: it starts at boot and comes
+#                      back by itself when it dies (README: "On a Raspberry Pi")
+# make service-remove  stop that service and remove it (the database stays)
 # make test  install the test tools too, lint, and run every test (Chromium included),
 #            then the database tests again on PostgreSQL (a server of their own)
 
@@ -16,10 +19,25 @@ HTMX_VERSION := 2.0.8
 VENDOR := vendor
 HTMX_FILE := $(VENDOR)/node_modules/htmx.org/dist/htmx.min.js
 
-.PHONY: run test lint format messages clean htmx-copy
+# The systemd unit's name (deploy/service.py --name).
+SERVICE ?= companion
+# `sudo make service` still builds the venv as the user who ran sudo: the service runs as them.
+AS_USER := $(if $(and $(SUDO_USER),$(filter 0,$(shell id -u))),sudo -u $(SUDO_USER) -H ,)
+
+.PHONY: run test lint format messages clean htmx-copy service service-build service-remove
 
 run: $(STAMPS)/install $(COMPILED) htmx-copy
 	$(BIN)/python -m companion.serve
+
+# The server migrates as it starts, as with `make run`; install waits until it answers.
+service:
+	$(AS_USER)$(MAKE) --no-print-directory service-build PYTHON=$(PYTHON) VENV=$(VENV)
+	$(BIN)/python deploy/service.py install --name $(SERVICE)
+
+service-build: $(STAMPS)/install $(COMPILED) htmx-copy
+
+service-remove:
+	$(PYTHON) deploy/service.py remove --name $(SERVICE)
 
 test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE)
 	$(BIN)/ruff check .
