@@ -54,6 +54,21 @@
   document.addEventListener("DOMContentLoaded", reveal);
   document.addEventListener("htmx:afterSettle", reveal);
 
+  // A card that came in from another phone: its field on this phone's form goes (and is
+  // no longer sent), while what was typed in the other fields stays.
+  function dropEntered() {
+    document.querySelectorAll(".entered .is-in[data-player]").forEach(function (tag) {
+      var input = document.querySelector(
+        ".round-form input[name='card-" + tag.getAttribute("data-player") + "']");
+      var field = input && input.closest(".field");
+      if (!field || field.hidden) return;
+      field.hidden = true;
+      input.disabled = true;
+    });
+  }
+  document.addEventListener("DOMContentLoaded", dropEntered);
+  document.addEventListener("htmx:afterSettle", dropEntered);
+
   // The grid opens below the card fields: bring its cards into view once they are there.
   document.addEventListener("htmx:afterSettle", function (event) {
     var grid = event.target.closest && event.target.closest("[data-card-grid]");

@@ -156,3 +156,44 @@ def test_card_fields_say_whose_they_are_in_full(page, live_server, artifacts, la
     assert page.evaluate(CUT_SHORT) == []
     fits_the_phone(page)
     page.screenshot(path=artifacts / f"card-fields-{lang}.png")
+
+
+def test_a_card_sent_from_its_own_phone_leaves_the_others_forms(
+    browser, page, live_server, artifacts
+):
+    """Ben sends from his phone: his phone waits with nothing to send by mistake and says
+    who is missing; the phone entering for everybody drops Ben's field at once, and what
+    was typed there for Anna stays."""
+    anna, ben, cleo = f"Ann{next(_names)}", f"Bo{next(_names)}", f"Cy{next(_names)}"
+    for name in (anna, ben, cleo):
+        add_player(page, live_server, name)
+    start_match(page, live_server, [anna, ben, cleo])
+    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+    match_url = page.url.split("#")[0]
+    player_link, _ = invite_links(page, live_server)
+    bens_context = new_phone_context(browser)
+    try:
+        bens_phone = bens_context.new_page()
+        bens_phone.goto(player_link)
+        i_am(bens_phone, ben)
+        page.goto(match_url)  # the phone for everybody
+        page.get_by_label(anna, exact=True).fill("41")
+
+        bens_phone.get_by_label(ben, exact=True).fill("42")
+        bens_phone.get_by_label(ben, exact=True).press("Enter")
+        expect(bens_phone.locator(".round-form .notice")).to_be_visible()
+        expect(bens_phone.locator("#entered")).to_be_in_viewport()
+        expect(bens_phone.locator("#entered .tag:not(.is-in)")).to_have_count(2)  # missing
+        expect(bens_phone.get_by_role("button", name="Place the cards")).to_be_hidden()
+        expect(bens_phone.get_by_role("button", name="Send my card")).to_have_count(0)
+        bens_phone.screenshot(path=artifacts / "phones-card-in.png")
+
+        expect(page.get_by_label(ben, exact=True)).to_be_hidden()
+        expect(page.get_by_label(anna, exact=True)).to_have_value("41")
+        page.screenshot(path=artifacts / "phones-everybody-one-in.png")
+        page.get_by_label(cleo, exact=True).fill("43")
+        page.get_by_role("button", name="Place the cards").click()
+        expect(page.locator(".round-summary")).to_contain_text("Round 1")
+        expect(page.locator(".form-error, .field-error")).to_have_count(0)
+    finally:
+        bens_context.close()

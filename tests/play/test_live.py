@@ -55,7 +55,7 @@ def test_a_phone_at_the_current_table_version_gets_only_who_has_entered(client, 
     status, body = poll_of(client, match_id, since=version, table=table_version)
     assert status == 200
     assert re.search(r'<p class="entered" id="entered" hx-swap-oob="true">', body)
-    assert re.search(r'class="tag is-in">✓ <[^>]*>Ben', body)
+    assert re.search(r'class="tag is-in"[^>]*>✓ <[^>]*>Ben', body)
     assert "live-table" not in body and "live-score" not in body
     assert f"since={version + 1}&amp;table={table_version}&amp;" in body
     # A phone that shows an older table gets every region, the "Entered:" line within.
@@ -77,7 +77,7 @@ def test_hidden_cards_reuse_the_regions_of_their_table_version(client, app, tabl
         enter_round(client, match_id, {player: card})
         status, body = poll_of(client, match_id, since=version, table=table_version - 1)
         assert status == 200 and 'id="live-table"' in body
-        seen.append(re.findall(r'class="tag is-in">✓ <[^>]*>(\w+)', body))
+        seen.append(re.findall(r'class="tag is-in"[^>]*>✓ <[^>]*>(\w+)', body))
     assert seen == [["Ben"], ["Ben", "Cleo"]]
     assert len(renders) == 1
 
