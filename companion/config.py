@@ -30,6 +30,10 @@ def configure(app: Flask, test_config: dict | None) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         MAX_CONTENT_LENGTH=64 * 1024,
+        # A CSRF token lives as long as the session it is bound to (the HttpOnly, SameSite
+        # cookie): a form left open through a game night still goes through. Flask-WTF's
+        # default hour adds nothing against another site, which never sees the token.
+        WTF_CSRF_TIME_LIMIT=None,
         HTMX_VERSION=HTMX_VERSION,
         HTMX_URL=HTMX_URL,
         HTMX_INTEGRITY=HTMX_INTEGRITY,
