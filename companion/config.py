@@ -8,6 +8,7 @@ from pathlib import Path
 from flask import Flask
 from sqlalchemy.engine import make_url
 
+from companion.private import FILE_MODE, FOLDER_MODE, tighten
 from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
 
@@ -50,6 +51,7 @@ def configure(app: Flask, test_config: dict | None) -> None:
         # is tried before use, so no phone gets the 503 of a connection that died idle.
         options = app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
         options.setdefault("pool_pre_ping", True)
+    tighten(app.instance_path, FOLDER_MODE)  # made by an older version, or by hand
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = load_or_create_secret_key(Path(app.config["SECRET_KEY_FILE"]))
 
@@ -58,6 +60,7 @@ def load_or_create_secret_key(path: Path) -> str:
     """Read the local secret key, generating it (mode 0600) on first start."""
     try:
         if path.exists():
+            tighten(path, FILE_MODE)
             return path.read_text().strip()
         ensure_folder(path.parent, "the secret key", OTHER_KEY)
         key = secrets.token_hex(32)
