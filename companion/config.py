@@ -8,6 +8,7 @@ from pathlib import Path
 from flask import Flask
 from sqlalchemy.engine import make_url
 
+from companion.private import FILE_MODE, FOLDER_MODE, tighten
 from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
 
@@ -30,6 +31,10 @@ def configure(app: Flask, test_config: dict | None) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         MAX_CONTENT_LENGTH=64 * 1024,
+        # A CSRF token lives as long as the session it is bound to (the HttpOnly, SameSite
+        # cookie): a form left open through a game night still goes through. Flask-WTF's
+        # default hour adds nothing against another site, which never sees the token.
+        WTF_CSRF_TIME_LIMIT=None,
         HTMX_VERSION=HTMX_VERSION,
         HTMX_URL=HTMX_URL,
         HTMX_INTEGRITY=HTMX_INTEGRITY,
@@ -46,6 +51,7 @@ def configure(app: Flask, test_config: dict | None) -> None:
         # is tried before use, so no phone gets the 503 of a connection that died idle.
         options = app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
         options.setdefault("pool_pre_ping", True)
+    tighten(app.instance_path, FOLDER_MODE)  # made by an older version, or by hand
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = load_or_create_secret_key(Path(app.config["SECRET_KEY_FILE"]))
 
@@ -54,6 +60,7 @@ def load_or_create_secret_key(path: Path) -> str:
     """Read the local secret key, generating it (mode 0600) on first start."""
     try:
         if path.exists():
+            tighten(path, FILE_MODE)
             return path.read_text().strip()
         ensure_folder(path.parent, "the secret key", OTHER_KEY)
         key = secrets.token_hex(32)

@@ -32,8 +32,10 @@ from companion.web.network import phone_url, print_qr
 
 try:
     from gunicorn.app.base import BaseApplication
+    from gunicorn.http import wsgi as gunicorn_wsgi
 except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
     BaseApplication = object
+    gunicorn_wsgi = None
 
 # Threads per worker. Threads of one process take turns on one core; past four, they
 # mostly wait for each other (bench/load.py, 100 tables: p95 38-47 ms with 4, 41-113 ms
@@ -41,6 +43,8 @@ except ImportError:  # Windows: gunicorn needs fork; waitress serves in one proc
 THREADS = 4
 BACKLOG = 1024  # connections waiting to be accepted
 MAX_WORKERS = 4
+# What the Server header says, with either server: no software or version to look up.
+SERVER_NAME = "companion"
 
 # gunicorn's settings for `make run`; GUNICORN_CMD_ARGS may override any of them.
 GUNICORN = {
@@ -171,7 +175,9 @@ def serve(app, listener: socket.socket) -> None:
     # allows only 100 by default, which a few busy tables would use up. It waits on
     # select(), which cannot watch more than 1024 descriptors: stay well below.
     start_serving(app)
-    waitress.serve(app, sockets=[listener], threads=THREADS, connection_limit=900)
+    waitress.serve(
+        app, sockets=[listener], threads=THREADS, connection_limit=900, ident=SERVER_NAME
+    )
 
 
 class Gunicorn(BaseApplication):
@@ -188,6 +194,9 @@ class Gunicorn(BaseApplication):
     def __init__(self, listener: socket.socket, workers: int):
         self.listener = listener
         self.workers = workers
+        # gunicorn has no setting for its Server header (benoitc/gunicorn#825): its
+        # responses take these two names from its http.wsgi module, set before any fork.
+        gunicorn_wsgi.SERVER = gunicorn_wsgi.SERVER_SOFTWARE = SERVER_NAME
         super().__init__()
 
     def load_config(self) -> None:
@@ -198,6 +207,7 @@ class Gunicorn(BaseApplication):
             "workers": self.workers,
             "post_fork": first_heartbeat,
             "post_worker_init": start_worker,
+            "pre_request": close_after_large_body,
         }
         for key, value in settings.items():
             self.cfg.set(key, value)
@@ -218,6 +228,24 @@ def first_heartbeat(_server, worker) -> None:
     carries the wall-clock time until its first heartbeat: it would never time out.
     """
     worker.notify()
+
+
+def close_after_large_body(worker, req) -> None:
+    """gunicorn's pre_request hook: a body larger than the app reads closes the connection.
+
+    The app refuses a body past MAX_CONTENT_LENGTH (413, or the API's 400) without
+    reading it. gunicorn then drains at most 64 KB of what is left before the next
+    request; past that, it drops the connection its answer called keep-alive, and the
+    phone's next request there fails. Closing says so (``Connection: close``): the
+    phone opens a new one. An import's large file closes its connection too: once.
+    """
+    limit = worker.wsgi.config.get("MAX_CONTENT_LENGTH")
+    for name, value in req.headers:
+        # gunicorn has checked both headers: a length is digits, chunked the last coding.
+        too_large = name == "CONTENT-LENGTH" and limit is not None and int(value) > limit
+        if too_large or name == "TRANSFER-ENCODING":  # chunked: no length to judge by
+            req.force_close()
+            return
 
 
 def start_worker(worker) -> None:

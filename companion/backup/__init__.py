@@ -35,6 +35,7 @@ from companion.models import Match, Player, utcnow
 from companion.state import get_match, match_state
 from companion.store import match_finished
 from companion.web.access import grant
+from companion.web.headers import no_store
 from companion.web.htmx import render
 
 bp = Blueprint("backup", __name__)
@@ -74,6 +75,7 @@ def index():
 
 
 @bp.get("/backup/export.json")
+@no_store
 def export_json():
     """Every player and match as one JSON file, to download."""
     now = utcnow()
@@ -113,6 +115,7 @@ def import_file():
 
 
 @bp.get("/matches/<int:match_id>/export.csv")
+@no_store
 def match_csv_file(match_id: int):
     """One match for a spreadsheet: bulls per game and player, and the totals."""
     state = match_state(get_match(match_id))

@@ -36,6 +36,7 @@ except ImportError:  # Windows: one server process, the thread lock is enough
     fcntl = None
 
 from companion.db import db
+from companion.private import private_file, private_folder
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def make_copy(database: Path, today: date, wait: bool = True) -> Path | None:
     another process is making a copy right now. Returns the daily copy, or None.
     """
     folder = folder_of(database)
-    folder.mkdir(exist_ok=True)
+    private_folder(folder)
     with folder_lock(folder, wait) as turn:
         if not turn:
             return None
@@ -165,6 +166,7 @@ def backup_into(source: Path, target: Path) -> None:
     One step: a consistent snapshot that phones' writes do not wait for (WAL). The copy
     is switched to a rollback journal, so it is one self-contained file.
     """
+    private_file(target)  # the copy holds the link tokens too
     with (
         contextlib.closing(sqlite3.connect(source)) as origin,
         contextlib.closing(sqlite3.connect(target)) as copy,
@@ -236,7 +238,7 @@ def copy_if_due(database: Path, today: date) -> Path | None:
     if (folder_of(database) / f"daily-{today.isoformat()}.sqlite").exists():
         return None
     folder = folder_of(database)
-    folder.mkdir(exist_ok=True)
+    private_folder(folder)
     with folder_lock(folder, wait=False) as turn:
         # Looked at again with the lock held: another process may just have made it.
         if not turn or (folder / f"daily-{today.isoformat()}.sqlite").exists():

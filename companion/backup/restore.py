@@ -37,6 +37,7 @@ from companion.backup.copies import (
 )
 from companion.backup.trial import Refused, tried
 from companion.db import db
+from companion.private import private_database, private_folder
 from companion.sqlite import writer_lock
 
 # A file with none of these is some other program's; for the rest, ``trial`` decides.
@@ -118,7 +119,7 @@ def describe(database: Path) -> str:
 def replace(database: Path, file: Path) -> Path:
     """Keep a copy of the database, then write ``file`` over it; return the kept copy."""
     folder = folder_of(database)
-    folder.mkdir(exist_ok=True)
+    private_folder(folder)
     with folder_lock(folder, wait=True):
         kept = folder / f"replaced-{datetime.now():%Y-%m-%d-%H%M%S}.sqlite"
         if database.exists():
@@ -127,6 +128,7 @@ def replace(database: Path, file: Path) -> Path:
         if not writer.acquire(timeout=30):  # the server is stopped: only another command
             raise click.ClickException("The database is busy; try again in a moment.")
         try:
+            private_database(database)
             with (
                 contextlib.closing(read_only(file)) as source,
                 contextlib.closing(sqlite3.connect(database)) as target,

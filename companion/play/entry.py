@@ -21,6 +21,7 @@ from companion.store import RACED, Change, write_match
 from companion.web.access import me, require_player
 from companion.web.htmx import render
 from companion.web.present import field_for
+from companion.web.stale import shows_again
 
 Errors = dict[str, str]
 
@@ -86,6 +87,12 @@ def race_message() -> str:
     return gettext(
         "Someone entered this at the same moment on another phone. Here is the table now."
     )
+
+
+@shows_again("play.start_game", "play.score_game", "play.enter_round", "play.choose_row")
+def show_stale(message: str, match_id: int):
+    """A form whose CSRF token no longer fits: the table now, with what was typed, 422."""
+    return show_with_errors(match_id, {"form": message})
 
 
 def show_with_errors(match_id: int, errors: Errors):

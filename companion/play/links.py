@@ -22,11 +22,13 @@ from companion.rules import whole_number
 from companion.state import MatchState, get_match
 from companion.store import Change, write_match
 from companion.web.access import ME, PLAYER, access, grant, require_player, token_level
+from companion.web.headers import no_store
 from companion.web.htmx import render
 from companion.web.network import lan_address
 
 
 @bp.get("/matches/<int:match_id>/join/<token>")
+@no_store
 def join(match_id: int, token: str):
     """Open a player or watch link: this phone remembers it and shows the match."""
     match = get_match(match_id)
@@ -37,6 +39,7 @@ def join(match_id: int, token: str):
 
 
 @bp.get("/matches/<int:match_id>/invite")
+@no_store
 def invite(match_id: int):
     """QR codes and short links for other phones: the player link only for players."""
     match = get_match(match_id)

@@ -5,7 +5,7 @@ page shows of a round, and the site's own small pages."""
 from flask import Flask
 
 from companion.db import babel
-from companion.web import guard, i18n, pages, present
+from companion.web import guard, i18n, pages, present, stale
 from companion.web.errors import register_error_handlers, wants_json
 from companion.web.faults import register_fault_handlers
 from companion.web.headers import add_security_headers, template_globals
@@ -20,6 +20,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals.update(present.TEMPLATE_GLOBALS)
     register_error_handlers(app)
     register_fault_handlers(app, wants_json)  # 503 for a busy or broken database
+    stale.init_app(app)  # a form whose CSRF token no longer fits: 422, send again
     app.after_request(add_security_headers)
     app.context_processor(template_globals)
     app.register_blueprint(pages.bp)

@@ -31,6 +31,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.pool import NullPool
 
 from companion.db import DatabaseBusy, DatabaseUnavailable
+from companion.private import FOLDER_MODE, private_database
 from companion.web.i18n import safe_next_url
 
 BUSY, READ_ONLY, FULL, UNAVAILABLE = "busy", "read-only", "full", "unavailable"
@@ -188,6 +189,7 @@ def check_storage(app: Flask) -> None:
     path = args[0].removeprefix("file:").split("?", 1)[0]  # a file: URI names it too
     folder = Path(path).parent
     ensure_folder(folder, "the database", OTHER_DATABASE)
+    private_database(path)  # before SQLite makes it with the umask's mode (0644)
     try:
         connection = sqlite3.connect(*args, **{**options, "timeout": 0}, isolation_level=None)
         try:
@@ -249,7 +251,7 @@ def storage_problem(fault: str | None, path: str, folder: Path, error: sqlite3.E
 def ensure_folder(folder: Path, holds: str, instead: str) -> None:
     """Create ``folder`` if missing; StorageError (saying ``instead``) when it cannot be."""
     try:
-        os.makedirs(folder, exist_ok=True)
+        os.makedirs(folder, FOLDER_MODE, exist_ok=True)  # a new folder: for our files alone
     except OSError as error:
         raise StorageError(
             f"Cannot create the folder {folder} for {holds} ({error.strerror}): create it "

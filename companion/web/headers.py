@@ -2,8 +2,9 @@
 every template needs."""
 
 import re
+from functools import wraps
 
-from flask import Response, current_app
+from flask import Response, current_app, make_response
 from flask_babel import get_locale
 
 from companion.web.htmx import HTMX_CONFIG
@@ -19,6 +20,21 @@ def add_security_headers(response: Response) -> Response:
         response.vary.add("HX-Request")
         compact_html(response)
     return response
+
+
+def no_store(view):
+    """Decorator: no cache (the browser's, a proxy's) may keep this view's answer.
+
+    For answers that hold a link token (invite, join) or everything stored (exports).
+    """
+
+    @wraps(view)
+    def answer(*args, **kwargs):
+        response = make_response(view(*args, **kwargs))
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    return answer
 
 
 # Runs of whitespace between and inside tags, left by template indentation. Browsers

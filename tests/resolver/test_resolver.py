@@ -420,7 +420,7 @@ def test_errors_in_german(client):
 @pytest.mark.app_config(WTF_CSRF_ENABLED=True)
 def test_csrf_token_is_required(client):
     refused = resolve(client)
-    assert refused.status_code == 400
+    assert refused.status_code == 422  # the page to send it again (web/stale.py)
     page = client.get("/resolve")
     token = Page(page.text).find("input", name="csrf_token")[0]["value"]
     accepted = resolve(client, {**WORKED, "csrf_token": token})
