@@ -3,6 +3,7 @@ and control characters and stacked accents are refused next to the field (422) w
 name is typed, and "already taken" compares names as NFKC_Casefold keys."""
 
 import re
+import unicodedata
 
 import pytest
 from driver import add_players
@@ -173,3 +174,61 @@ def test_the_database_refuses_a_second_player_with_the_same_key(app):
         with pytest.raises(IntegrityError):
             db.session.commit()
         db.session.rollback()
+
+
+@pytest.mark.database  # on PostgreSQL too: its unique key is checked row by row
+def test_the_migration_repairs_the_names_already_stored(tmp_path, monkeypatch):
+    """Names stored before the rule: each made valid, its key computed again, lookalikes
+    kept apart under names of their own (never merged: each keeps its history)."""
+    import logging.config
+
+    import conftest
+    from flask_migrate import upgrade
+
+    from companion import create_app
+    from companion.rules.names import player_name
+
+    monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
+    url = conftest.database_url(tmp_path / "old.sqlite", empty=True)
+    app = create_app(
+        {**conftest.testing_config(tmp_path / "old.sqlite"), "SQLALCHEMY_DATABASE_URI": url}
+    )
+    old = [  # (name, key) as the old rule stored them: NFKC and casefold only
+        "Anna\u200b",  # older than Anna: Anna, whose name is valid, keeps hers
+        "Anna",
+        "\u202eevil",
+        "\uff22\uff25\uff2e",
+        "Zo" + "e\u0301\u0302\u0303\u0304\u0305",
+        "\u200b\u200c",
+        "Cleo\ufe0f",
+        "cleo",
+        "Player 9",
+    ]
+    with app.app_context():
+        upgrade(revision="5b1e7c2d9a10")
+        for name in old:
+            db.session.execute(
+                db.text(
+                    "INSERT INTO player (name, name_key, archived, created_at) "
+                    "VALUES (:name, :key, false, '2026-01-01')"
+                ),
+                {"name": name, "key": unicodedata.normalize("NFKC", name).casefold()},
+            )
+        db.session.commit()
+        upgrade()
+        rows = db.session.execute(db.text("SELECT id, name, name_key FROM player ORDER BY id"))
+        stored = [(row.name, row.name_key) for row in rows]
+    assert [name for name, _ in stored] == [
+        "Anna (1)",
+        "Anna",
+        "evil",
+        "BEN",
+        "Zo\u00e9\u0302\u0303",
+        "Player 6",
+        "Cleo\ufe0f",
+        "cleo (8)",
+        "Player 9",
+    ]
+    for name, key in stored:
+        assert player_name(name) == name and key == name_key(name)
+    assert len({key for _, key in stored}) == len(stored)
