@@ -114,7 +114,7 @@ def import_file():
     return redirect(url_for("backup.index"), code=303)
 
 
-@bp.get("/matches/<int:match_id>/export.csv")
+@bp.get("/matches/<id:match_id>/export.csv")
 @no_store
 def match_csv_file(match_id: int):
     """One match for a spreadsheet: bulls per game and player, and the totals."""

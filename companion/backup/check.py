@@ -163,10 +163,16 @@ def read_players(entries: list) -> list[PlayerIn]:
                     name=shown(name),
                     reason=reason,
                 )
-            if cleaned != name:
+            if " ".join(name.split()) != name:
                 raise BackupError(
                     N_("“%(name)s” has spaces at its start or end, or two in a row."),
                     name=shown(name),
+                )
+            if cleaned != name:  # the seats name players as the list spells them
+                raise BackupError(
+                    N_("“%(name)s” is not in Unicode's NFKC form: write it “%(cleaned)s”."),
+                    name=shown(name),
+                    cleaned=cleaned,
                 )
             if name_key(name) in keys:
                 raise BackupError(

@@ -106,7 +106,7 @@ def may_delete(item: Entry) -> bool:
     return item.standing.over or access(item.match) == PLAYER
 
 
-@bp.get("/matches/<int:match_id>/delete")
+@bp.get("/matches/<id:match_id>/delete")
 def confirm_delete(match_id: int):
     """Ask before deleting a match (a plain form: works without JavaScript)."""
     item = entries([get_match(match_id)])[0]
@@ -115,7 +115,7 @@ def confirm_delete(match_id: int):
     )
 
 
-@bp.post("/matches/<int:match_id>/delete")
+@bp.post("/matches/<id:match_id>/delete")
 def delete(match_id: int):
     """Delete a match with its games and everything derived from them; players stay."""
     item = entries([get_match(match_id)])[0]

@@ -99,7 +99,7 @@ def read_page(args, pages: int) -> tuple[int, dict[str, str]]:
     }
 
 
-@bp.get("/players/<int:player_id>/stats")
+@bp.get("/players/<id:player_id>/stats")
 def player(player_id: int):
     """One player's figures, card-by-card figures, nemesis, rating chart and history."""
     player = get_player(player_id)

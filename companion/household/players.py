@@ -78,7 +78,7 @@ def create():
     return redirect(url_for("players.index"), code=303)
 
 
-@bp.get("/<int:player_id>")
+@bp.get("/<id:player_id>")
 def edit(player_id: int):
     """Show a player with forms to rename, archive or delete them."""
     player = get_player(player_id)
@@ -87,7 +87,7 @@ def edit(player_id: int):
     )
 
 
-@bp.post("/<int:player_id>/name")
+@bp.post("/<id:player_id>/name")
 def rename(player_id: int):
     """Rename a player; their history stays theirs (checked before the write lock).
 
@@ -113,7 +113,7 @@ def rename(player_id: int):
     ), 422
 
 
-@bp.post("/<int:player_id>/archive")
+@bp.post("/<id:player_id>/archive")
 def archive(player_id: int):
     """Archive or restore a player: archived players are not offered for new matches."""
     get_player(player_id)
@@ -123,7 +123,7 @@ def archive(player_id: int):
     return redirect(url_for("players.index"), code=303)
 
 
-@bp.post("/<int:player_id>/delete")
+@bp.post("/<id:player_id>/delete")
 def delete(player_id: int):
     """Delete a player who never played; one with history can only be archived."""
     if has_played(get_player(player_id)):

@@ -15,7 +15,7 @@ from companion.state import GameState, game_state, get_match
 from companion.web import present
 from companion.web.htmx import render
 
-bp = Blueprint("replay", __name__, url_prefix="/matches/<int:match_id>/games/<int:number>")
+bp = Blueprint("replay", __name__, url_prefix="/matches/<id:match_id>/games/<id:number>")
 
 
 def get_game(match: Match, number: int) -> Game:

@@ -39,25 +39,25 @@ def translate(error: rules.RuleError) -> str:
     return error.message(gettext)
 
 
-@bp.post("/matches/<int:match_id>/games")
+@bp.post("/matches/<id:match_id>/games")
 def start_game(match_id: int):
     """Start a game card by card: the four face-up starting cards, one per row."""
     return write(match_id, add_cards_game)
 
 
-@bp.post("/matches/<int:match_id>/scores")
+@bp.post("/matches/<id:match_id>/scores")
 def score_game(match_id: int):
     """Record a whole game as each player's bulls, typed or counted from their pile."""
     return write(match_id, add_score_game)
 
 
-@bp.post("/matches/<int:match_id>/rounds")
+@bp.post("/matches/<id:match_id>/rounds")
 def enter_round(match_id: int):
     """Store the cards everyone revealed this round; the engine places them."""
     return write(match_id, add_round)
 
 
-@bp.post("/matches/<int:match_id>/choice")
+@bp.post("/matches/<id:match_id>/choice")
 def choose_row(match_id: int):
     """Store the row a too-low card's player takes."""
     return write(match_id, add_choice)

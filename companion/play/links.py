@@ -27,7 +27,7 @@ from companion.web.htmx import render
 from companion.web.network import lan_address
 
 
-@bp.get("/matches/<int:match_id>/join/<token>")
+@bp.get("/matches/<id:match_id>/join/<token>")
 @no_store
 def join(match_id: int, token: str):
     """Open a player or watch link: this phone remembers it and shows the match."""
@@ -38,7 +38,7 @@ def join(match_id: int, token: str):
     return redirect(url_for("play.show", match_id=match.id), 303)
 
 
-@bp.get("/matches/<int:match_id>/invite")
+@bp.get("/matches/<id:match_id>/invite")
 @no_store
 def invite(match_id: int):
     """QR codes and short links for other phones: the player link only for players."""
@@ -56,7 +56,7 @@ def invite(match_id: int):
     )
 
 
-@bp.post("/matches/<int:match_id>/invite/renew")
+@bp.post("/matches/<id:match_id>/invite/renew")
 def renew(match_id: int):
     """Give the match new links; phones that joined with the old ones are locked out."""
     tokens = new_token(), new_token()
@@ -72,7 +72,7 @@ def renew(match_id: int):
     return redirect(url_for("play.invite", match_id=match_id), 303)
 
 
-@bp.post("/matches/<int:match_id>/me")
+@bp.post("/matches/<id:match_id>/me")
 def choose_me(match_id: int):
     """Remember which player this phone belongs to ("I am Anna"), or forget it.
 

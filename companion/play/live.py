@@ -35,6 +35,7 @@ from companion.rules import whole_number
 from companion.sqlite import StampReader
 from companion.state import MATCH_STAMP, MatchState, current_state, read, replayed
 from companion.web.access import LINKS, level_for, me
+from companion.web.guard import ID_PATTERN
 from companion.web.headers import compact
 from companion.web.htmx import render
 
@@ -61,7 +62,7 @@ class EnteredLine(NamedTuple):
     table_key: str
 
 
-@bp.get("/matches/<int:match_id>/live")
+@bp.get("/matches/<id:match_id>/live")
 def poll(match_id: int):
     """What changed since version ``since``: 204 when nothing did, else the live regions.
 
@@ -116,7 +117,7 @@ def read_stamp(match_id: int) -> tuple[int, int, str, str] | None:
     return read(MATCH_STAMP, match_id=match_id).first()
 
 
-@bp.get("/matches/<int:match_id>/table")
+@bp.get("/matches/<id:match_id>/table")
 def table_view(match_id: int):
     """The big-screen view for a tablet or TV: rows, last steps and score, updating live."""
     return render(
@@ -158,7 +159,8 @@ def entered_line(state: MatchState, part: str) -> EnteredLine:
     return EnteredLine(html, entered, table_key(state))
 
 
-LIVE_PATH = re.compile(r"/matches/(\d+)/live")
+# The route's own id pattern: "/matches/01/live" is a 404 there, so no quiet answer here.
+LIVE_PATH = re.compile(rf"/matches/({ID_PATTERN})/live")
 QUIET_HEADERS = [
     ("X-Content-Type-Options", "nosniff"),
     ("Referrer-Policy", "same-origin"),

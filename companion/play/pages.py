@@ -10,14 +10,14 @@ from companion.web.chart import line_chart
 from companion.web.htmx import render
 
 
-@bp.get("/matches/<int:match_id>")
+@bp.get("/matches/<id:match_id>")
 def show(match_id: int):
     """The match at the table: the rows, the next thing to enter, the score."""
     state = current_state(match_id)
     return render("matches/show.html", "match", **board(state), form={}, errors={})
 
 
-@bp.get("/matches/<int:match_id>/grid")
+@bp.get("/matches/<id:match_id>/grid")
 def grid(match_id: int):
     """The card grid's buttons, cards seen in the open game disabled (loaded by htmx)."""
     state = current_state(match_id)
@@ -25,7 +25,7 @@ def grid(match_id: int):
     return render("matches/grid.html", deck=state.deck, seen=seen)
 
 
-@bp.get("/matches/<int:match_id>/scoreboard")
+@bp.get("/matches/<id:match_id>/scoreboard")
 def scoreboard(match_id: int):
     """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
     state = current_state(match_id)

@@ -157,7 +157,7 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     return rules.EndCondition(kind, limit), {}
 
 
-@bp.post("/matches/<int:match_id>/rematch")
+@bp.post("/matches/<id:match_id>/rematch")
 def rematch(match_id: int):
     """Start a new match with the same seats and house rules, in one tap."""
     old = get_match(match_id)

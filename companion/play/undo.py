@@ -97,14 +97,14 @@ def deleting(model, row_id: int) -> Change:
     return Change(deletes=[delete(model).where(model.id == row_id)], results=True)
 
 
-@bp.get("/matches/<int:match_id>/undo")
+@bp.get("/matches/<id:match_id>/undo")
 def confirm_undo(match_id: int):
     """Ask before undoing the last thing entered (works without JavaScript)."""
     state = current_state(match_id)
     return render("matches/undo.html", "undo", state=state, last=last_input(state))
 
 
-@bp.post("/matches/<int:match_id>/undo")
+@bp.post("/matches/<id:match_id>/undo")
 def undo(match_id: int):
     """Undo the last thing entered, if it is still the one the player confirmed."""
 

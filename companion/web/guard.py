@@ -10,10 +10,12 @@ that fit the database.
 - **Origin.** A write (POST, PUT, PATCH, DELETE) whose ``Origin``, or else ``Referer``,
   names another site is a 403: Flask-WTF checks them only over HTTPS. Requests with
   neither (curl, old browsers) still need the CSRF token of a form, as before.
-- **Ids.** Every ``<int:…>`` in a route is ``BoundedInt``: an id too long or too large
-  for the database is a 404 like any id that does not exist, never an ``OverflowError``
-  (or, past 4,300 digits, a ``ValueError``) from converting it, nor PostgreSQL's
-  "integer out of range".
+- **Ids.** Every id in a route is ``<id:…>`` (``IdConverter``): ASCII digits without a
+  leading zero, so one match has one URL. Werkzeug's ``int`` took "01" and, through
+  ``int()``, Arabic-Indic and fullwidth digits: ``/matches/%D9%A1`` served match 1 and
+  could start a rematch of it. Any other spelling, and an id too large for the database,
+  is a 404 for every method, never a 405 (see ``IdConverter.to_python``), an
+  ``OverflowError`` from converting it, nor PostgreSQL's "integer out of range".
 """
 
 from __future__ import annotations
@@ -25,32 +27,44 @@ from urllib.parse import urlsplit
 
 from flask import Flask, current_app, render_template, request
 from flask_babel import gettext
-from werkzeug.exceptions import Forbidden, SecurityError
-from werkzeug.routing import IntegerConverter, ValidationError
+from werkzeug.exceptions import Forbidden, NotFound, SecurityError
+from werkzeug.routing import BaseConverter
 from werkzeug.sansio.utils import host_is_trusted
 
 from companion.models import MAX_ID
 from companion.web.errors import wants_json
 from companion.web.network import lan_address
 
-ID_DIGITS = len(str(MAX_ID))
+# An id as a URL spells it: ASCII digits ([0-9], not \d, which takes any script's
+# digits), no leading zero; 18 digits at most, so converting it is cheap and exact.
+ID_PATTERN = r"[1-9][0-9]{0,17}"
 # Loopback names. IPv6 literals cannot be listed: Werkzeug's host check cuts a trusted
 # name at its first colon, so "[::1]" never matches; phones use IPv4 or a name anyway.
 LOOPBACK = ("localhost", "127.0.0.1")
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-class BoundedInt(IntegerConverter):
-    """Werkzeug's ``int`` converter, at most ``MAX_ID`` and bounded before converting."""
+class IdConverter(BaseConverter):
+    """A row id in a URL: one spelling per id (``ID_PATTERN``), at most ``MAX_ID``."""
 
-    def __init__(self, map, fixed_digits=0, min=None, max=MAX_ID, signed=False):
-        super().__init__(map, fixed_digits, min, max, signed)
+    regex = ID_PATTERN
+    weight = 50  # as Werkzeug's int: a route with an id comes after a static one
 
     def to_python(self, value: str) -> int:
-        """The id, or ValidationError (no route matches: 404) when it is out of range."""
-        if len(value.lstrip("-")) > ID_DIGITS:  # leading zeros count for int() too
-            raise ValidationError()
-        return super().to_python(value)
+        """The id, or NotFound when no row can have it.
+
+        Not Werkzeug's ValidationError: the router checks the method before the
+        converter, so a ValidationError on ``POST /matches/99999999999/undo`` found the
+        GET route "matching" and answered 405; a NotFound is a 404 for every method.
+        """
+        number = int(value)
+        if number > MAX_ID:
+            raise NotFound()
+        return number
+
+    def to_url(self, value: int) -> str:
+        """The id as digits."""
+        return str(int(value))
 
 
 class CrossSite(Forbidden):
@@ -65,7 +79,7 @@ def init_app(app: Flask) -> None:
     Call it before the blueprints are registered (their routes use the converter) and
     before CSRF protection (a cross-site write is a 403, whatever its token).
     """
-    app.url_map.converters["int"] = BoundedInt
+    app.url_map.converters["id"] = IdConverter
     app.config["TRUSTED_HOSTS"] = own_names(app.config)
     app.before_request(refuse_cross_site)
     app.register_error_handler(SecurityError, untrusted_host)

@@ -246,6 +246,18 @@ BAD = {
         lambda d: d["matches"][0]["games"][1]["scores"].__setitem__(0, [55]),
         "game 2: 55 is entered twice.",
     ),
+    "an invisible character in a name": (
+        lambda d: d["players"].append({**d["players"][0], "name": "Anna\u200b"}),
+        "Player 6: “Anna\ufffd” is not a usable name: A name cannot contain invisible",
+    ),
+    "a name not in NFKC": (
+        lambda d: d["players"].append({**d["players"][0], "name": "\uff3a\uff45\uff44"}),
+        "Player 6: “\uff3a\uff45\uff44” is not in Unicode's NFKC form: write it “Zed”.",
+    ),
+    "a lookalike of a player": (
+        lambda d: d["players"].append({**d["players"][0], "name": "Anna\ufe0f"}),
+        "Player 6: “Anna\ufe0f” is already in the list as “Anna”.",
+    ),
     "same player twice": (
         lambda d: d["players"].append({**d["players"][0], "name": "ANNA"}),
         "Player 6: “ANNA” is already in the list as “Anna”.",
