@@ -56,6 +56,10 @@ class Match(db.Model):
     # Bumped by every write but hidden cards (companion.state.replayed): while it stays,
     # a newer version differs from an older one only by cards waiting to be revealed.
     table_version: Mapped[int] = mapped_column(default=0, server_default="0")
+    # The match its Rematch started (one at most): the finished match then leads there.
+    # No foreign key: SQLite cannot add one without copying the match table (see its
+    # migration); deleting a match clears the links to it in the same write.
+    rematch_id: Mapped[int | None] = mapped_column(default=None)
     # The secrets of the player link (enter cards and choices) and the watch link.
     player_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
     watch_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
@@ -76,6 +80,7 @@ class Match(db.Model):
     __table_args__ = (
         CheckConstraint("end_kind IN ('more_than', 'at_least', 'games')", name="end_kind"),
         CheckConstraint("end_value BETWEEN 1 AND 1000", name="end_value"),
+        Index("uq_match_rematch_id", "rematch_id", unique=True),
     )
 
 

@@ -108,6 +108,36 @@ def write_matches(match_ids: list[int], statement) -> None:
         raise_versions(match_ids)
 
 
+def start_rematch(old_id: int, make: Callable[[], Match]) -> int:
+    """The rematch of a finished match: the one it already has, else the new match that
+    ``make`` builds, stored and linked from the old one in one write. The old match's
+    versions rise, so its pages offer the rematch; of two phones at once, one stores."""
+    with writing(old_id):
+        existing = db.session.scalar(select(Match.rematch_id).where(Match.id == old_id))
+        if existing is not None:
+            return existing
+        match = make()
+        db.session.add(match)
+        db.session.flush()
+        db.session.execute(
+            update(Match).where(Match.id == old_id).values(rematch_id=match.id),
+            execution_options={"synchronize_session": False},
+        )
+        raise_versions([old_id])
+    return match.id
+
+
+def delete_match(match_id: int) -> None:
+    """Delete a match and what cascades from it; a match it was the rematch of offers
+    Rematch again."""
+    with writing(match_id):  # cascades: seats, games, rounds, plays, scores, results
+        db.session.execute(
+            update(Match).where(Match.rematch_id == match_id).values(rematch_id=None),
+            execution_options={"synchronize_session": False},
+        )
+        db.session.execute(delete(Match).where(Match.id == match_id))
+
+
 def rebuild_matches(echo: Callable[[str], None]) -> Rebuilt:
     """Replay every match and put its derived rows right (``flask rebuild``), in one write
     that holds every match: the version of each match that differed rises, so no server

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from math import ceil
 from typing import NamedTuple
 
-import sqlalchemy
 from flask import Blueprint, abort, redirect, request, session, url_for
 from sqlalchemy import func, select
 
@@ -15,7 +14,7 @@ from companion import rules
 from companion.db import db
 from companion.models import Game, GameResult, Match
 from companion.state import get_match
-from companion.store import writing
+from companion.store import delete_match
 from companion.web import present
 from companion.web.access import PLAYER, access
 from companion.web.htmx import render
@@ -123,7 +122,6 @@ def delete(match_id: int):
         abort(403)
     if request.form.get("version") != str(item.match.version):  # changed since confirming
         return render("history/delete.html", "delete", entry=item, allowed=True, stale=True), 409
-    with writing(match_id):  # cascades: seats, games, rounds, plays, scores, results
-        db.session.execute(sqlalchemy.delete(Match).where(Match.id == match_id))
+    delete_match(match_id)
     session[DELETED_KEY] = match_id
     return redirect(url_for("history.index"), code=303)

@@ -13,7 +13,7 @@ from companion.household.players import add_player, check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.play.blueprint import bp
 from companion.state import get_match
-from companion.store import writing
+from companion.store import start_rematch, writing
 from companion.web import present
 from companion.web.access import grant
 from companion.web.htmx import render
@@ -159,12 +159,17 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
 
 @bp.post("/matches/<id:match_id>/rematch")
 def rematch(match_id: int):
-    """Start a new match with the same seats and house rules, in one tap."""
+    """Start a new match with the same seats and house rules, in one tap; a match that
+    has its rematch already leads to it."""
     old = get_match(match_id)
     rules_, seats = (old.end_kind, old.end_value, old.pro), [seat.player_id for seat in old.seats]
-    with writing():
+
+    def make() -> Match:
         match = Match(end_kind=rules_[0], end_value=rules_[1], pro=rules_[2])
         match.seats = [Seat(player_id=pid, position=index) for index, pid in enumerate(seats, 1)]
-        db.session.add(match)
-    grant(match.id, match.player_token)  # like a new match: this phone holds its player link
-    return redirect(url_for("play.show", match_id=match.id), code=303)
+        return match
+
+    new_id = start_rematch(match_id, make)
+    rematched = db.session.get(Match, new_id)
+    grant(new_id, rematched.player_token)  # like a new match: this phone holds its link
+    return redirect(url_for("play.show", match_id=new_id), code=303)

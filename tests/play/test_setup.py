@@ -172,6 +172,38 @@ def test_rematch_starts_the_same_seats_and_rules_in_one_tap(client, app):
     assert start_game(other_phone, new, [1, 2, 3, 4]).status_code == 303
 
 
+def test_a_match_with_a_rematch_leads_to_it(client, app):
+    """Once rematched, a finished match offers its rematch, not another one: a second tap
+    (or another phone's) goes to the same rematch, and nothing new is stored."""
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    first = client.post(f"/matches/{old}/rematch")
+    new = int(re.search(r"/matches/(\d+)$", first.headers["Location"]).group(1))
+    other_phone = app.test_client()
+    again = other_phone.post(f"/matches/{old}/rematch")
+    assert again.status_code == 303 and again.headers["Location"].endswith(f"/matches/{new}")
+    assert start_game(other_phone, new, [1, 2, 3, 4]).status_code == 303  # its link too
+    with app.app_context():
+        assert db.session.query(Match).count() == 2
+    for page in (f"/matches/{old}", f"/matches/{old}/scoreboard", "/"):
+        html = client.get(page).text
+        assert f'action="/matches/{old}/rematch"' not in html, page
+        assert f'href="/matches/{new}"' in html and f"Rematch: match {new}" in html, page
+
+
+def test_deleting_a_rematch_offers_rematch_again(client):
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    first = client.post(f"/matches/{old}/rematch")
+    new = int(re.search(r"/matches/(\d+)$", first.headers["Location"]).group(1))
+    version = client.get(f"/matches/{new}/delete").text
+    version = re.search(r'name="version" value="(\d+)"', version).group(1)
+    assert client.post(f"/matches/{new}/delete", data={"version": version}).status_code == 303
+    assert f'action="/matches/{old}/rematch"' in client.get(f"/matches/{old}").text
+
+
 def test_rematch_of_an_unknown_match_is_404(client):
     assert client.post("/matches/999/rematch").status_code == 404
 
