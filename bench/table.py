@@ -14,6 +14,12 @@ scroll to it. It also prints how long the watching phone took to show the placed
 
 Targets (issue 9): 0 scrolls per round up to 6 players, at most 2 taps plus the digits,
 the outcome visible after 100 % of the rounds, the other phone updated within 2 s.
+
+``--own-phones`` plays the same game with every player on a phone of their own ("I am
+Anna", tapped once when the match starts). Per round it prints, over the phones, the
+most taps and keystrokes one phone needed to send its card (target, issue 19: the digits
+and one Enter, no tap), the row choices tapped, and whether each phone had the outcome
+and its own next field on the screen.
 """
 
 from __future__ import annotations
@@ -164,6 +170,120 @@ def play_game(browser, base: str, players: int, seed: int) -> tuple[int, list[Ro
             context.close()
 
 
+@dataclass
+class OwnRound:
+    """One round with every player on their own phone: the most one phone needed."""
+
+    number: int
+    taps: int  # the most taps one phone needed to send its card
+    keys: int  # the most keystrokes (digits and Enter) one phone needed
+    choices: int  # row choices tapped (a too-low card), on the chooser's phone
+    outcome_seen: int  # phones with the round's outcome on the screen
+    field_seen: int  # phones with their own next field focused and on the screen
+    lost: int  # fields a live update replaced while their card was typed
+
+
+def own_field(phone: Phone, player_id: int) -> str:
+    return f"#entry input[name='card-{player_id}']"
+
+
+def send_own_card(phone: Phone, player_id: int, card: int, number: int) -> int:
+    """Type the card in this phone's own field and press Enter; a tap only when the
+    focus is not already waiting there. Returns 1 when a live update replaced the field
+    while it was typed in (the digits typed again), else 0."""
+    field = phone.page.locator(own_field(phone, player_id))
+    field.wait_for()
+    if not phone.page.locator(f"{own_field(phone, player_id)}:focus").count():
+        phone.tap(field)
+    phone.type(str(card))
+    lost = 0
+    if field.input_value() != str(card):
+        lost = 1
+        field.fill("")
+        phone.type(str(card))
+    phone.press("Enter")
+    sent = f".round-form .notice, .round-summary h2:has-text('Round {number},'), .row-choice"
+    phone.page.locator(sent).first.wait_for()
+    return lost
+
+
+def play_own_round(phones: list, ids: list[int], number: int, cards: list[int]) -> OwnRound:
+    """Every phone sends its own card; row choices are tapped where they are asked."""
+    before = [(phone.taps, phone.keys) for phone in phones]
+    lost = sum(
+        send_own_card(phone, player_id, card, number)
+        for phone, player_id, card in zip(phones, ids, cards, strict=True)
+    )
+    host, choices = phones[0], 0
+    done = host.page.locator(f".round-summary h2:has-text('Round {number},'), .row-choice")
+    while True:
+        done.first.wait_for()
+        if not host.page.locator(".row-choice").count():
+            break
+        host.tap(host.page.locator("button.choice.is-suggested"))
+        choices += 1
+        host.page.locator(".row-choice").wait_for(state="detached")
+    costs = [(p.taps - t, p.keys - k) for p, (t, k) in zip(phones, before, strict=True)]
+    costs[0] = (costs[0][0] - choices, costs[0][1])
+    outcome = field = 0
+    for phone, player_id in zip(phones, ids, strict=True):
+        phone.page.locator(f".round-summary h2:has-text('Round {number},')").wait_for()
+        outcome += phone.seen(".round-summary")
+        if number < 10:
+            phone.page.locator(own_field(phone, player_id)).wait_for()
+            field += phone.seen(f"{own_field(phone, player_id)}:focus")
+    taps, keys = max(t for t, _ in costs), max(k for _, k in costs)
+    return OwnRound(number, taps, keys, choices, outcome, field, lost)
+
+
+def play_game_own_phones(browser, base: str, players: int, seed: int):
+    """One whole game, every player on their own phone; setup taps and every round."""
+    contexts = [browser.new_context(**PHONE) for _ in range(players)]
+    for context in contexts:
+        context.route(HTMX_URL, serve_vendored_htmx)
+    try:
+        phones = [Phone(context.new_page()) for context in contexts]
+        names = [f"O{players}-{seat}-{seed}" for seat in range(1, players + 1)]
+        match_url = setup_match(phones[0], base, names)
+        hands, starting = deal(random.Random(seed * 100 + players), players)
+        type_cards(phones[0], starting)
+        phones[0].page.get_by_role("heading", name=re.compile("round 1 of 10")).wait_for()
+        for phone in phones[1:]:
+            join(phone.page, phones[0], match_url)
+        ids = []
+        for phone, name in zip(phones, names, strict=True):
+            button = phone.page.get_by_role("button", name=f"I am {name}")
+            ids.append(int(button.get_attribute("value")))
+            phone.tap(button)
+            phone.page.get_by_text(f"You are {name} on this phone.").wait_for()
+        setup_taps = sum(phone.taps for phone in phones)
+        rounds = [
+            play_own_round(phones, ids, number, [hand[number - 1] for hand in hands])
+            for number in range(1, 11)
+        ]
+        return setup_taps, rounds
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def report_own_phones(players: int, setup_taps: int, rounds: list[OwnRound]) -> None:
+    """Print a game played on own phones: a line per round, then against the target."""
+    print(f"\n{players} players, each on their own phone (setting up: {setup_taps} taps)")
+    print("round  taps  keys  row choices  outcome shown  own field ready")
+    for r in rounds:
+        print(
+            f"{r.number:>5}  {r.taps:>4}  {r.keys:>4}  {r.choices:>11}  "
+            f"{r.outcome_seen:>7}/{players:<5}  {r.field_seen:>9}/{players}"
+        )
+    print(
+        f"per phone and round: at most {max(r.taps for r in rounds)} taps and "
+        f"{max(r.keys for r in rounds)} keys (the digits and one Enter); "
+        f"{sum(r.choices for r in rounds)} row choices in the game; "
+        f"{sum(r.lost for r in rounds)} cards typed again (a live update replaced the field)"
+    )
+
+
 def report(players: int, setup_taps: int, rounds: list[Round]) -> None:
     """Print one game's figures: a line per round, then the summary against the targets."""
     print(f"\n{players} players (setting up the match: {setup_taps} taps)")
@@ -188,6 +308,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, nargs="+", default=[4, 6, 10])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--own-phones", action="store_true", help="every player sends from their own phone"
+    )
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
@@ -198,10 +321,13 @@ def main() -> None:
                 browser = playwright.chromium.launch(
                     executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
                 )
+                base = f"http://127.0.0.1:{port}"
                 for players in args.players:
-                    setup_taps, rounds = play_game(
-                        browser, f"http://127.0.0.1:{port}", players, args.seed
-                    )
+                    if args.own_phones:
+                        setup_taps, own = play_game_own_phones(browser, base, players, args.seed)
+                        report_own_phones(players, setup_taps, own)
+                        continue
+                    setup_taps, rounds = play_game(browser, base, players, args.seed)
                     report(players, setup_taps, rounds)
                 browser.close()
         finally:
