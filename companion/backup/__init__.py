@@ -137,9 +137,12 @@ def export_command(file: str | None) -> None:
         click.echo(text, nl=False)
         return
     path = Path(file)
-    partial = path.with_name(path.name + ".partial")  # never leave half a backup behind
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
+    if path.exists() and not path.is_file():  # a pipe or a device: write through it
+        path.write_text(text, encoding="utf-8")
+    else:
+        partial = path.with_name(path.name + ".partial")  # never leave half a backup behind
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
     click.echo(
         f"Exported {len(document['players'])} players and "
         f"{len(document['matches'])} matches to {path}.",

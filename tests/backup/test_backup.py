@@ -5,7 +5,10 @@ import csv
 import html
 import io
 import json
+import os
 import re
+import stat
+import threading
 
 import pytest
 from backups import FORMAT, export, household, shifted, snapshot, upload, without_time
@@ -443,6 +446,22 @@ def test_cli_export_and_import(source, app, empty, tmp_path):
     assert "Players: 5 added, 0 already here. Matches: 2 added" in result.output
     result = runner.invoke(args=["import", str(backup)])
     assert "Players: 0 added, 5 already here. Matches: 0 added, 2 already here" in result.output
+
+
+def test_cli_export_to_a_pipe_or_device_writes_through_it(source, app, tmp_path):
+    """`flask export /dev/stdout` (or a pipe) writes into it: only a plain file is
+    replaced whole through a partial copy, which would put a file where /dev/null was."""
+    pipe = tmp_path / "backup.pipe"
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()))
+    reader.start()
+    result = app.test_cli_runner().invoke(args=["export", str(pipe)])
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISFIFO(pipe.stat().st_mode)  # still the pipe, not a file put in its place
+    assert len(json.loads(received[0])["matches"]) == 2
+    assert not (tmp_path / "backup.pipe.partial").exists()
 
 
 @pytest.mark.parametrize(
