@@ -29,10 +29,8 @@ command line, and is refused with a message on the web page.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -125,11 +123,14 @@ def check_and_import(raw: bytes, waiting: Waiting | None = None) -> Report:
 def import_backup(backup: Backup, waiting: Waiting | None = None) -> Report:
     """Add the backup's new players and matches in one transaction; report the counts.
 
-    ``waiting(seconds)`` is told once when a big import waits for a quiet moment;
-    without it, a big import while someone plays is refused (BackupError).
+    The caller holds the turn to import (``turn.import_turn``). ``waiting(seconds)`` is
+    told once when a big import waits for a quiet moment; without it, a big import while
+    someone plays is refused (BackupError).
     """
     db.session.rollback()  # the session's next read sees what was imported
-    with paused_gc(), one_import_at_a_time() as connection:
+    # Its own connection, whose transactions begin as plain reads: the copy takes its
+    # turn to write itself.
+    with paused_gc(), db.engine.connect() as connection:
         return Import(connection, backup).run(waiting)
 
 
@@ -357,33 +358,3 @@ def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | No
     waiting(seconds)
     while (idle := engines.seconds_since_last_write(connection)) < quiet:
         time.sleep(min(quiet - idle, 5))
-
-
-_imports = threading.Lock()
-
-
-@contextmanager
-def one_import_at_a_time() -> Iterator[Connection]:
-    """The import's own connection, refused while another import runs (anywhere).
-
-    Only an import can bring matches of the past: two at once could both find the same
-    match new. The thread lock covers one server process's threads; ``engines`` has
-    the lock that covers every process (and, on PostgreSQL, every server).
-    """
-    if not _imports.acquire(blocking=False):
-        raise another_import()
-    try:
-        # Its transactions begin as plain reads: the copy takes its turn to write itself.
-        with db.engine.connect() as connection:
-            try:
-                with engines.only_import(connection):
-                    yield connection
-            except engines.AnotherImport:
-                raise another_import() from None
-    finally:
-        _imports.release()
-
-
-def another_import() -> BackupError:
-    """The refusal of an import while another runs."""
-    return BackupError(N_("Another import is running. Try again when it is done."))
