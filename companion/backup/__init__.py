@@ -8,6 +8,7 @@ The web pages and the command line (``flask --app companion export [FILE]`` and
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -21,15 +22,17 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from companion.backup.apart import import_upload
 from companion.backup.copies import (
     copy_after_finished_match,
+    copy_after_import,
     copy_target,
     database_file,
     folder_of,
     last_failure,
     list_copies,
+    wait_for_copies,
 )
 from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
-from companion.backup.load import check_and_import
+from companion.backup.load import Report, check_and_import
 from companion.backup.restore import restore_command
 from companion.backup.turn import ImportRunning, import_turn
 from companion.db import csrf, db
@@ -99,6 +102,7 @@ def import_file():
         return backup_page({"file": running.message(gettext)}), 409
     except BackupError as error:
         return backup_page({"file": error.message(gettext)}), 422
+    copy_after(report)
     session[REPORT_KEY] = report.as_dict()
     # Links are new on import: this phone gets the player link of matches still being
     # played, so it can go on, invite the others, or delete them (a few: it is a cookie).
@@ -176,6 +180,8 @@ def import_command(file: str) -> None:
         f"Matches: {report.matches_added} added, {report.matches_kept} already here "
         "(skipped)."
     )
+    if copy_after(report):
+        wait_for_copies(timeout=600)  # this process ends next: the copy must be done
 
 
 def read_file(file: str) -> bytes:
@@ -193,6 +199,13 @@ def say_waiting(seconds: float) -> None:
         f"(it takes about {max(1, round(seconds))} s). Ctrl+C stops, importing nothing.",
         err=True,
     )
+
+
+def copy_after(report: Report) -> threading.Thread | None:
+    """After an import that added anything, the automatic copy (as after a finished match)."""
+    if not (report.players_added or report.matches_added):
+        return None
+    return copy_after_import(current_app._get_current_object())
 
 
 def register_cli(app: Flask) -> None:
