@@ -8,6 +8,7 @@ The web pages and the command line (``flask --app companion export [FILE]`` and
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -15,23 +16,28 @@ from flask import Blueprint, Flask, Response, current_app, redirect, request, se
 from flask.cli import with_appcontext
 from flask_babel import gettext
 from sqlalchemy import func, select
+from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from companion.backup.apart import import_raw
+from companion.backup.apart import import_upload
 from companion.backup.copies import (
     copy_after_finished_match,
+    copy_after_import,
     copy_target,
     database_file,
     folder_of,
     last_failure,
     list_copies,
+    wait_for_copies,
 )
 from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
-from companion.backup.load import check_and_import
+from companion.backup.load import Report, check_and_import
 from companion.backup.restore import restore_command
+from companion.backup.turn import ImportRunning, import_turn
 from companion.db import csrf, db
 from companion.models import Match, Player, utcnow
+from companion.rules import N_
 from companion.state import get_match, match_state
 from companion.store import match_finished
 from companion.web.access import grant
@@ -88,23 +94,17 @@ def export_json():
 
 
 @bp.post("/backup/import")
-@csrf.exempt  # checked below, once the larger upload limit is in place
+@csrf.exempt  # checked in posted_file: once this import has the turn (see there)
 def import_file():
-    """Import a backup file: all of it, or nothing with a message (422)."""
-    request.max_content_length = current_app.config.get("BACKUP_MAX_UPLOAD", DEFAULT_MAX_UPLOAD)
+    """Import a backup file: all of it, or nothing with a message (422; 409: another runs)."""
     try:
-        if current_app.config.get("WTF_CSRF_ENABLED", True):
-            csrf.protect()
-        upload = request.files.get("file")
-    except RequestEntityTooLarge:
-        limit = request.max_content_length // (1024 * 1024)
-        return backup_page({"file": gettext("The file is larger than %(mb)d MB.", mb=limit)}), 422
-    if upload is None or not upload.filename:
-        return backup_page({"file": gettext("Choose a backup file to import.")}), 422
-    try:
-        report = import_raw(upload.read())
+        with import_turn():
+            report = import_upload(posted_file().stream)
+    except ImportRunning as running:
+        return backup_page({"file": running.message(gettext)}), 409
     except BackupError as error:
         return backup_page({"file": error.message(gettext)}), 422
+    copy_after(report)
     session[REPORT_KEY] = report.as_dict()
     # Links are new on import: this phone gets the player link of matches still being
     # played, so it can go on, invite the others, or delete them (a few: it is a cookie).
@@ -112,6 +112,27 @@ def import_file():
         match = db.session.get(Match, match_id)
         grant(match.id, match.player_token)
     return redirect(url_for("backup.index"), code=303)
+
+
+def posted_file() -> FileStorage:
+    """The form's file, read only now: once this import has the turn to import.
+
+    The token is checked here too, after the turn is taken: it is in the form, and
+    reading the form reads the whole file. A write from another site's page never gets
+    this far (``web.guard``), and a request without the right token is refused (400)
+    before any of its file is checked.
+    """
+    request.max_content_length = current_app.config.get("BACKUP_MAX_UPLOAD", DEFAULT_MAX_UPLOAD)
+    try:
+        if current_app.config.get("WTF_CSRF_ENABLED", True):
+            csrf.protect()
+        upload = request.files.get("file")
+    except RequestEntityTooLarge:
+        limit = request.max_content_length // (1024 * 1024)
+        raise BackupError(N_("The file is larger than %(mb)d MB."), mb=limit) from None
+    if upload is None or not upload.filename:
+        raise BackupError(N_("Choose a backup file to import."))
+    return upload
 
 
 @bp.get("/matches/<id:match_id>/export.csv")
@@ -156,11 +177,8 @@ def export_command(file: str | None) -> None:
 def import_command(file: str) -> None:
     """Import a JSON backup from FILE (- for standard input); what is already here stays."""
     try:
-        raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
-    except OSError as error:
-        raise click.ClickException(f"Cannot read {file}: {error.strerror}.") from None
-    try:
-        report = check_and_import(raw, waiting=say_waiting)
+        with import_turn():  # before the file is read: another import refuses at once
+            report = check_and_import(read_file(file), waiting=say_waiting)
     except BackupError as error:
         raise click.ClickException(error.message()) from None
     click.echo(
@@ -168,6 +186,16 @@ def import_command(file: str) -> None:
         f"Matches: {report.matches_added} added, {report.matches_kept} already here "
         "(skipped)."
     )
+    if copy_after(report):
+        wait_for_copies(timeout=600)  # this process ends next: the copy must be done
+
+
+def read_file(file: str) -> bytes:
+    """The bytes of FILE (- for standard input), or a one-line refusal."""
+    try:
+        return sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as error:
+        raise click.ClickException(f"Cannot read {file}: {error.strerror}.") from None
 
 
 def say_waiting(seconds: float) -> None:
@@ -177,6 +205,13 @@ def say_waiting(seconds: float) -> None:
         f"(it takes about {max(1, round(seconds))} s). Ctrl+C stops, importing nothing.",
         err=True,
     )
+
+
+def copy_after(report: Report) -> threading.Thread | None:
+    """After an import that added anything, the automatic copy (as after a finished match)."""
+    if not (report.players_added or report.matches_added):
+        return None
+    return copy_after_import(current_app._get_current_object())
 
 
 def register_cli(app: Flask) -> None:

@@ -1,14 +1,21 @@
 """Reading a backup: the whole file is checked before anything is written.
 
-``read_backup`` turns the file's bytes into a ``Backup`` of players and matches, every
+``open_backup`` turns the file's bytes into a ``Backup`` of players and matches, every
 round replayed through ``companion.rules`` (the same checks the table applies), and each
 finished game's bulls derived by the engine. Anything wrong raises ``BackupError``
 with a message that says where (match, game, round) and what.
+
+The file's JSON, its header and its players are checked at once; its matches one at a
+time, as the import iterates them (``lazy``: a file of 280,000 matches read whole is
+over a gigabyte). The import only stages each match in tables of its own connection,
+and writes nothing before the last one has been checked. ``read_backup`` checks them
+all at once, for the tests and benchmarks that look at a checked file.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -18,7 +25,7 @@ from flask_babel import gettext
 
 from companion import rules
 from companion.backup.bulk import NotQuick, Replay, quick_rounds
-from companion.backup.document import FORMAT, VERSION, match_identity
+from companion.backup.document import FORMAT, VERSION, identity_digest
 from companion.backup.fields import (
     BackupError,
     cards_of,
@@ -28,6 +35,7 @@ from companion.backup.fields import (
     time_of,
     value_of,
 )
+from companion.backup.lazy import Deferred
 from companion.backup.parse import load
 from companion.derived import figures
 from companion.derived.figures import GameRow, NemesisRow
@@ -60,9 +68,9 @@ class MatchIn:
     games: list[GameIn]
 
     @property
-    def identity(self) -> tuple:
-        """The match's identity (see ``document.match_identity``)."""
-        return match_identity(self.created_at, self.seats)
+    def identity(self) -> bytes:
+        """The match's identity (``document.match_identity``), as its digest."""
+        return identity_digest(self.created_at, self.seats)
 
 
 @dataclass
@@ -76,28 +84,40 @@ class PlayerIn:
 
 @dataclass
 class Backup:
-    """A whole checked file."""
+    """A checked file: its players, and its matches as they are checked."""
 
     players: list[PlayerIn]
-    matches: list[MatchIn]
+    matches: Iterable[MatchIn]  # iterated once; raises BackupError at a wrong match
 
 
 def read_backup(raw: bytes) -> Backup:
-    """Check a whole backup file; return it ready to import, or raise BackupError."""
+    """Check a whole backup file, every match; return it ready to import, or raise."""
     with paused_gc():
-        return read_document(raw)
+        backup = open_backup(raw)
+        return Backup(backup.players, list(backup.matches))
 
 
-def read_document(raw: bytes) -> Backup:
-    """The checking itself (see ``read_backup``)."""
+def open_backup(raw: bytes) -> Backup:
+    """Check the file's JSON, header and players; its matches are checked as they come."""
     data = read_header(raw)
     time_of(data, "exported_at")
-    players = read_players(value_of(data, "players", list))
+    players = read_players(list_of(data, "players"))
     names = {player.name for player in players}
-    matches = []
-    for number, entry in enumerate(value_of(data, "matches", list), 1):
+    return Backup(players, read_matches(list_of(data, "matches"), names))
+
+
+def list_of(data: dict, key: str) -> Iterable:
+    """A list of the file's top-level object (read an element at a time, see ``lazy``)."""
+    value = data.get(key)
+    return value if isinstance(value, Deferred) else value_of(data, key, list)
+
+
+def read_matches(entries: Iterable, names: set[str]) -> Iterator[MatchIn]:
+    """The matches, each checked as it is read; the same match twice is refused."""
+    first: dict[bytes, int] = {}
+    for number, entry in enumerate(entries, 1):
         try:
-            matches.append(read_match(entry, names))
+            match = read_match(entry, names)
         except BackupError as error:
             started = entry.get("created_at") if isinstance(entry, dict) else None
             if isinstance(started, str) and started[:10]:
@@ -107,8 +127,16 @@ def read_document(raw: bytes) -> Backup:
                     date=shown(started, 10),
                 ) from None
             raise error.at(N_("Match %(number)d"), number=number) from None
-    check_distinct(matches)
-    return Backup(players, matches)
+        if (earlier := first.setdefault(match.identity, number)) != number:
+            raise BackupError(
+                N_(
+                    "Matches %(first)d and %(second)d are the same match (same "
+                    "start time and players)."
+                ),
+                first=earlier,
+                second=number,
+            )
+        yield match
 
 
 def read_header(raw: bytes) -> dict:
@@ -411,19 +439,3 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
 def most_bulls(deck: int) -> int:
     """The bulls of a whole deck: the most one player can take in a game."""
     return rules.pile_bulls(range(1, deck + 1))
-
-
-def check_distinct(matches: list[MatchIn]) -> None:
-    """Refuse a file that holds the same match twice."""
-    first: dict[tuple, int] = {}
-    for number, match in enumerate(matches, 1):
-        if match.identity in first:
-            raise BackupError(
-                N_(
-                    "Matches %(first)d and %(second)d are the same match (same "
-                    "start time and players)."
-                ),
-                first=first[match.identity],
-                second=number,
-            )
-        first[match.identity] = number

@@ -1,4 +1,4 @@
-"""Automatic copies of the database: one a day and after every finished match.
+"""Automatic copies of the database: one a day, after every finished match and import.
 
 SQLite's online backup API (``sqlite3.Connection.backup``) copies the database while
 phones go on reading and writing. Copies live in ``backups/`` beside the database
@@ -230,7 +230,7 @@ def folder_lock(folder: Path, wait: bool) -> Iterator[bool]:
 
 
 # ---------------------------------------------------------------------------
-# When: once a day, and after every finished match
+# When: once a day, and after every finished match and every import
 
 
 def copy_if_due(database: Path, today: date) -> Path | None:
@@ -268,7 +268,7 @@ def _copy_daily_forever(database: Path) -> None:
         time.sleep(CHECK_EVERY)
 
 
-_after_matches: list[threading.Thread] = []
+_after_changes: list[threading.Thread] = []
 
 
 def copy_after_finished_match(app: Flask, match_id: int) -> threading.Thread | None:
@@ -276,28 +276,41 @@ def copy_after_finished_match(app: Flask, match_id: int) -> threading.Thread | N
 
     Connected to ``store.match_finished``.
     """
+    return copy_soon(app, "a match")
+
+
+def copy_after_import(app: Flask) -> threading.Thread | None:
+    """An import just added players or matches: copy the database now, in a thread.
+
+    Like a finished match, and more so: an import can bring years of matches at once.
+    """
+    return copy_soon(app, "an import")
+
+
+def copy_soon(app: Flask, after: str) -> threading.Thread | None:
+    """Copy the database in a thread of its own, if the app copies it automatically."""
     database = copy_target(app)
     if database is None:
         return None
     thread = threading.Thread(
-        target=_copy_now, args=(database, date.today()), daemon=True, name="match-copy"
+        target=_copy_now, args=(database, date.today(), after), daemon=True, name="copy-now"
     )
-    _after_matches.append(thread)
+    _after_changes.append(thread)
     thread.start()
     return thread
 
 
-def _copy_now(database: Path, today: date) -> None:
-    """The copy after a match; a failure is logged (and shown on the backup page)."""
+def _copy_now(database: Path, today: date, after: str) -> None:
+    """The copy after a change; a failure is logged (and shown on the backup page)."""
     try:
         make_copy(database, today)
     except Exception:
-        logger.exception("automatic copy after a match failed")
+        logger.exception("automatic copy after %s failed", after)
     finally:
-        _after_matches.remove(threading.current_thread())
+        _after_changes.remove(threading.current_thread())
 
 
 def wait_for_copies(timeout: float = 30) -> None:
-    """Wait for the copies started after matches (tests; the command line)."""
-    for thread in list(_after_matches):
+    """Wait for the copies started after matches and imports (tests; the command line)."""
+    for thread in list(_after_changes):
         thread.join(timeout)

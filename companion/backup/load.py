@@ -8,9 +8,11 @@ A history of thousands of matches is about a million rows. Three steps keep the 
 at the table going while it comes in, on a connection of the import's own, in plain
 SQLAlchemy Core (``engines`` holds the little that differs between databases):
 
-1. *plan*: which of the file's matches are new (a read; no lock);
-2. *stage*: every new row goes into a temporary table of this connection, ids counted
-   from 1 and players by their number in the file. Phones go on writing meanwhile;
+1. *plan*: which matches are here already (a read; no lock);
+2. *stage*: the file's matches are checked one by one as they are read (``check``),
+   and the rows of the new ones go into temporary tables of this connection, a batch
+   at a time, ids counted from 1 and players by their number in the file. Phones go on
+   writing meanwhile;
 3. *copy*: one write transaction adds the new players and copies the staged rows with
    ``INSERT ... SELECT``, ids moved past the largest ones there and players mapped to
    theirs. No row passes through Python. On SQLite, the one writer at a time, the
@@ -29,12 +31,12 @@ command line, and is refused with a message on the web page.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
 
 from flask import current_app
 from sqlalchemy import (
@@ -53,8 +55,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from companion import derived
 from companion.backup import engines
-from companion.backup.check import Backup, MatchIn, read_backup
-from companion.backup.document import match_identity
+from companion.backup.check import Backup, open_backup
+from companion.backup.document import identity_digest
 from companion.backup.fields import BackupError, paused_gc
 from companion.backup.rows import (
     MAPPED,
@@ -73,6 +75,7 @@ from companion.web.faults import BUSY, fault_of
 LOCK_BUDGET = 1.5  # seconds a phone's write may wait for an import's copy
 QUIET = 60  # seconds without a write: nobody is entering a round
 CHUNK = 500  # matches staged per batch of inserts: bounded memory, few calls
+PLAN_BATCH = 10_000  # seats read per batch when planning (PostgreSQL: a server-side cursor)
 
 # A game result is a game statistic's bulls (see ``rows``): copied from that stage.
 FROM_STAGE = {GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
@@ -119,17 +122,20 @@ def check_and_import(raw: bytes, waiting: Waiting | None = None) -> Report:
     object of the checked file once (half a second for 5,000 matches).
     """
     with paused_gc():
-        return import_backup(read_backup(raw), waiting)
+        return import_backup(open_backup(raw), waiting)
 
 
 def import_backup(backup: Backup, waiting: Waiting | None = None) -> Report:
     """Add the backup's new players and matches in one transaction; report the counts.
 
-    ``waiting(seconds)`` is told once when a big import waits for a quiet moment;
-    without it, a big import while someone plays is refused (BackupError).
+    The caller holds the turn to import (``turn.import_turn``). ``waiting(seconds)`` is
+    told once when a big import waits for a quiet moment; without it, a big import while
+    someone plays is refused (BackupError).
     """
     db.session.rollback()  # the session's next read sees what was imported
-    with paused_gc(), one_import_at_a_time() as connection:
+    # Its own connection, whose transactions begin as plain reads: the copy takes its
+    # turn to write itself.
+    with paused_gc(), db.engine.connect() as connection:
         return Import(connection, backup).run(waiting)
 
 
@@ -144,11 +150,12 @@ class Import:
         self.counts: dict[str, int] = {}  # staged matches, games, rounds, row choices
 
     def run(self, waiting: Waiting | None) -> Report:
-        """Plan, stage, wait if need be, copy; the temporary tables are dropped after."""
-        new = self.plan()
+        """Plan, check and stage, wait if need be, copy; the temporary tables are dropped
+        after."""
+        known = self.plan()
         try:
             started = time.monotonic()
-            in_progress = self.stage(new)
+            in_progress = self.stage(known)
             self.report.staging_seconds = time.monotonic() - started
             wait_for_quiet(self.connection, self.report.staging_seconds, waiting)
             offset = self.merge()
@@ -159,32 +166,32 @@ class Import:
                 for table in self.stage_tables.values():
                     table.drop(self.connection, checkfirst=True)
         self.report.in_progress = [offset + number for number in in_progress]
-        self.report.matches_added = len(new)
-        self.report.matches_kept = len(self.backup.matches) - len(new)
         self.report.players_kept = len(self.backup.players) - self.report.players_added
         return self.report
 
-    def plan(self) -> list[MatchIn]:
-        """The file's matches that are not in the database yet."""
-        seats: dict[int, list[str]] = {}
-        with self.connection.begin():
-            for match_id, name in self.connection.execute(
-                select(Seat.match_id, Player.name)
-                .join(Player, Player.id == Seat.player_id)
-                .order_by(Seat.match_id, Seat.position)
-            ):
-                seats.setdefault(match_id, []).append(name)
-            known = {
-                match_identity(created_at, seats.get(match_id, []))
-                for match_id, created_at in self.connection.execute(
-                    select(Match.id, Match.created_at)
-                )
-            }
-        return [match for match in self.backup.matches if match.identity not in known]
+    def plan(self) -> set[bytes]:
+        """The identities (digests) of the matches already in the database.
 
-    def stage(self, matches: list[MatchIn]) -> list[int]:
-        """Every new row into the temporary tables; the staged ids of unfinished matches."""
-        connection, tables = self.connection, self.stage_tables
+        Read a match at a time, its seats in order: never every seat's name at once.
+        """
+        seated = (
+            select(Seat.match_id, Match.created_at, Player.name)
+            .join(Match, Match.id == Seat.match_id)
+            .join(Player, Player.id == Seat.player_id)
+            .order_by(Seat.match_id, Seat.position)
+            .execution_options(yield_per=PLAN_BATCH)
+        )
+        known = set()
+        with self.connection.begin():
+            for _, rows in groupby(self.connection.execute(seated), key=itemgetter(0)):
+                seats = list(rows)
+                known.add(identity_digest(seats[0].created_at, [seat.name for seat in seats]))
+        return known
+
+    def stage(self, known: set[bytes]) -> list[int]:
+        """Check the file's matches and stage the rows of the new ones, a batch at a time;
+        the staged ids of unfinished matches."""
+        connection, tables, report = self.connection, self.stage_tables, self.report
         stamp = date_converter(connection)
         engines.sqlite_temp_on_disk(connection)
         # One transaction of the temporary tables only: the phones' tables stay unlocked.
@@ -193,11 +200,15 @@ class Import:
                 table.create(connection)
             insert_rows(connection, tables[Player], player_rows(self.backup.players, stamp))
             rows = Rows(self.numbers, stamp)
-            for start in range(0, len(matches), CHUNK):
-                for match in matches[start : start + CHUNK]:
-                    rows.add_match(match)
-                for model, values in rows.take():
-                    insert_rows(connection, tables[model], values)
+            for match in self.backup.matches:  # each checked as it comes (BackupError)
+                if match.identity in known:
+                    report.matches_kept += 1
+                    continue
+                rows.add_match(match)
+                report.matches_added += 1
+                if report.matches_added % CHUNK == 0:
+                    stage_rows(connection, tables, rows)
+            stage_rows(connection, tables, rows)
         self.counts = rows.last
         return rows.in_progress
 
@@ -233,6 +244,12 @@ class Import:
         except IntegrityError:
             raise busy() from None
         return offsets["match"]
+
+
+def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:
+    """Insert the rows collected so far into the temporary tables."""
+    for model, values in rows.take():
+        insert_rows(connection, tables[model], values)
 
 
 def busy() -> BackupError:
@@ -357,33 +374,3 @@ def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | No
     waiting(seconds)
     while (idle := engines.seconds_since_last_write(connection)) < quiet:
         time.sleep(min(quiet - idle, 5))
-
-
-_imports = threading.Lock()
-
-
-@contextmanager
-def one_import_at_a_time() -> Iterator[Connection]:
-    """The import's own connection, refused while another import runs (anywhere).
-
-    Only an import can bring matches of the past: two at once could both find the same
-    match new. The thread lock covers one server process's threads; ``engines`` has
-    the lock that covers every process (and, on PostgreSQL, every server).
-    """
-    if not _imports.acquire(blocking=False):
-        raise another_import()
-    try:
-        # Its transactions begin as plain reads: the copy takes its turn to write itself.
-        with db.engine.connect() as connection:
-            try:
-                with engines.only_import(connection):
-                    yield connection
-            except engines.AnotherImport:
-                raise another_import() from None
-    finally:
-        _imports.release()
-
-
-def another_import() -> BackupError:
-    """The refusal of an import while another runs."""
-    return BackupError(N_("Another import is running. Try again when it is done."))

@@ -5,7 +5,8 @@ any length, so a hostile file could exhaust the stack (``RecursionError``) or th
 integer conversion limit (``ValueError``) before any check runs. Both are refused
 here first, with the line and column of the problem, as ``BackupError``; so are NaN
 and Infinity, which Python reads but JSON does not have. The scans run at the speed of
-``re`` and ``bytes`` (C), a fraction of the parse itself.
+``re`` and ``bytes`` (C), a fraction of the parse itself. The lists of the file's top-level
+object are left in the text, to be read one element at a time (``lazy``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from companion.backup import lazy
 from companion.backup.fields import BackupError
 from companion.rules import N_
 
@@ -38,8 +40,14 @@ class NotANumber(ValueError):
 
 
 def load(raw: bytes) -> Any:
-    """Parse the file as JSON; refuse deep nesting, long numbers and NaN with the place."""
-    text = raw.decode("utf-8-sig")  # UnicodeDecodeError: the caller says "not UTF-8"
+    """Parse the file as JSON; refuse deep nesting, long numbers and NaN with the place.
+
+    The top-level object's lists are ``lazy.Deferred``: checked, not built.
+    """
+    # UnicodeDecodeError: the caller says "not UTF-8". The text is made only after the
+    # scans below, which copy the file once more while they run.
+    if not raw.isascii():
+        raw.decode("utf-8-sig")
     if too_deep(raw):
         line, column = place(raw, deepest_at(raw))
         raise refusal(
@@ -52,7 +60,8 @@ def load(raw: bytes) -> Any:
             N_("a number has more than %(limit)d digits."), line, column, limit=MAX_DIGITS
         )
     try:
-        return json.loads(text, parse_constant=not_a_number)
+        text = raw.decode("utf-8-sig")
+        return lazy.loads(raw, text, json.JSONDecoder(parse_constant=not_a_number))
     except NotANumber:
         line, column = place(raw, first(CONSTANT, raw))
         raise refusal(N_("NaN and Infinity are not numbers in JSON."), line, column) from None

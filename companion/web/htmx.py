@@ -24,6 +24,8 @@ HTMX_CONFIG = {
         {"code": "204", "swap": False},
         {"code": "[23]..", "swap": True},
         {"code": "422", "swap": True},
+        # Another import is running: the backup form says so beside its file field.
+        {"code": "409", "swap": True},
         # The database could not take it: show why, keep the form as typed (faults.py).
         {
             "code": "503",

@@ -1,6 +1,7 @@
 """Automatic copies of the database: daily and after a match, rotated, checked, restored."""
 
 import fcntl
+import json
 import os
 import sqlite3
 import subprocess
@@ -11,7 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from backups import at_head
+from backups import at_head, backup_file, export, shifted, upload
 from conftest import TESTS, make_app
 from driver import add_players, score_game, start_match
 
@@ -184,6 +185,30 @@ def test_a_finished_match_is_copied_at_once(app, client):
         assert copy.execute("SELECT count(*) FROM game_result").fetchone() == (4,)
 
 
+def matches_in(path: Path) -> int:
+    """How many matches a database file holds."""
+    with sqlite3.connect(path) as connection:
+        return connection.execute("SELECT count(*) FROM match").fetchone()[0]
+
+
+@pytest.mark.app_config(AUTO_BACKUP=True)
+def test_an_import_is_copied_at_once(app, client, tmp_path):
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids, end_kind="games", end_value=1)
+    assert score_game(client, match_id, {ids[0]: 5, ids[1]: 7}).status_code == 303
+    copies.wait_for_copies()
+    (daily,) = (database_of(app).parent / "backups").glob("daily-*.sqlite")
+    assert matches_in(daily) == 1
+    assert upload(client, backup_file()).status_code == 303  # two matches from the file
+    copies.wait_for_copies()
+    assert matches_in(daily) == 3
+    file = tmp_path / "backup.json"
+    file.write_text(json.dumps(shifted(export(client))))  # the same three, a year earlier
+    result = app.test_cli_runner().invoke(args=["import", str(file)])
+    assert result.exit_code == 0, result.output
+    assert matches_in(daily) == 6  # copied before the command ended
+
+
 def test_no_copy_in_tests_unless_asked(app, client):
     ids = add_players(client, "Anna", "Ben")
     match_id = start_match(client, ids, end_kind="games", end_value=1)
@@ -201,7 +226,7 @@ def test_nothing_automatic_without_a_database_file(tmp_path):
     ids = add_players(client, "Anna", "Ben")
     match_id = start_match(client, ids, end_kind="games", end_value=1)
     assert score_game(client, match_id, {ids[0]: 5, ids[1]: 7}).status_code == 303
-    assert copies._after_matches == []
+    assert copies._after_changes == []
     page = client.get("/backup").get_data(as_text=True)
     assert "The database is not an SQLite file, so the companion makes no copies" in page
 

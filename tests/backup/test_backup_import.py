@@ -1,6 +1,8 @@
-"""Importing a backup while the table plays: phones keep writing, all or nothing, one at a time."""
+"""Importing a backup while the table plays: phones keep writing, all or nothing.
 
-import fcntl
+One import at a time: test_backup_turn.py.
+"""
+
 import json
 import os
 import random
@@ -159,24 +161,6 @@ def test_the_command_line_waits_for_a_quiet_moment(app, client, document, tmp_pa
     assert "Someone is playing: waiting for a quiet moment" in result.output
     assert "Matches: 2 added" in result.output
     assert time.time() - written >= 1  # a second without writes came first
-
-
-@pytest.mark.sqlite_only("the import lock file (PostgreSQL: test_backup_postgresql.py)")
-def test_a_second_import_at_the_same_time_is_refused(app, client, document):
-    before = snapshot(app)
-    path = database_path(app)
-    descriptor = os.open(f"{path}.import", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)  # another server process is importing
-        response = upload(client, document)
-    finally:
-        os.close(descriptor)
-    assert response.status_code == 422
-    assert "Another import is running. Try again when it is done." in response.get_data(
-        as_text=True
-    )
-    assert snapshot(app) == before
-    assert upload(client, document).status_code == 303  # and once it is done, it works
 
 
 def test_ids_follow_the_matches_already_there(app, tmp_path):

@@ -2,7 +2,7 @@
 
 The rest of the import's tests run here too (``--database=postgresql``); these are
 about what PostgreSQL does differently (``companion.backup.engines``): the phones go on
-writing while the file is copied in, and one import at a time is an advisory lock.
+writing while the file is copied in (one import at a time: test_backup_turn.py).
 """
 
 import threading
@@ -13,7 +13,7 @@ from conftest import make_app
 from driver import add_players, choose, enter_round, pending_of, start_game, start_match
 
 from companion import derived
-from companion.backup import engines, load
+from companion.backup import load
 from companion.db import db
 from companion.models import Round
 
@@ -102,18 +102,3 @@ def test_a_merge_that_fails_midway_leaves_nothing_not_even_its_staging(app, clie
     with app.app_context():  # no temporary table is left on any connection
         temporary = "SELECT count(*) FROM pg_class WHERE relpersistence = 't'"
         assert db.session.execute(db.text(temporary)).scalar() == 0
-
-
-def test_a_second_import_at_the_same_time_is_refused(app, client, document):
-    before = snapshot(app)
-    with app.app_context():
-        other = db.engine.connect()  # another server importing: the advisory lock
-    try:
-        other.execute(db.select(db.func.pg_advisory_lock(engines.IMPORT_LOCK_KEY)))
-        response = upload(client, document)
-    finally:
-        other.close()  # its session ends, and the lock with it
-    assert response.status_code == 422
-    assert "Another import is running. Try again when it is done." in response.text
-    assert snapshot(app) == before
-    assert upload(client, document).status_code == 303  # and once it is done, it works

@@ -1,0 +1,175 @@
+"""One import at a time, decided before the file is read: a second is refused at once.
+
+Each test holds the turn itself, the way another import would (a thread of this server,
+another server process, another server on the same PostgreSQL), and then imports.
+"""
+
+import fcntl
+import html
+import io
+import json
+import os
+import threading
+from contextlib import contextmanager
+
+import pytest
+from backups import export, household, shifted, snapshot, upload
+
+from companion.backup import engines, turn
+from companion.db import db
+
+pytestmark = pytest.mark.database
+
+RUNNING = "Another import is running. Try again when it is done."
+
+
+@pytest.fixture
+def document(client):
+    """A household's history as a file whose matches are all new to ``client``'s database."""
+    household(client)
+    return shifted(export(client))
+
+
+class Unread(io.RawIOBase):
+    """A 64 MB request body that is never sent: it notes whether anything read from it."""
+
+    SIZE = 64 * 1024 * 1024 - 1024
+
+    def __init__(self) -> None:
+        self.position, self.read_from = 0, False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self.position = self.SIZE if whence == io.SEEK_END else offset
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+    def readinto(self, buffer) -> int:
+        self.read_from = True
+        return 0
+
+
+def post_unread(client, **headers):
+    """Post an import whose body is never read by the test client: the answer, and
+    whether the app read any of it."""
+    body = Unread()
+    response = client.post(
+        "/backup/import",
+        input_stream=body,
+        content_type="multipart/form-data; boundary=unread",
+        headers=headers,
+    )
+    return response, body.read_from
+
+
+@contextmanager
+def another_import(app):
+    """Another thread of this server holds the turn to import until the block ends."""
+    holding, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with app.app_context(), turn.import_turn():
+            holding.set()
+            done.wait(60)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert holding.wait(10)
+        yield
+    finally:
+        done.set()
+        thread.join(10)
+
+
+@contextmanager
+def another_process_imports(app):
+    """Another process of this server (or another server) holds the database's import lock."""
+    with app.app_context():
+        connection = db.engine.connect()
+    with connection, engines.only_import(connection):
+        yield
+
+
+def refused_at_once(client, **headers) -> str:
+    """Post an import while another runs: a 409 by the file field, its body never read."""
+    response, read = post_unread(client, **headers)
+    page = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == 409, page[:400]
+    assert not read
+    assert 'aria-invalid="true"' in page
+    return page
+
+
+def test_an_import_while_another_runs_is_refused_before_its_file_is_read(app, client, document):
+    before = snapshot(app)
+    app.config["WTF_CSRF_ENABLED"] = True  # decided before the token, which is in the form
+    with another_import(app):
+        assert RUNNING in refused_at_once(client)
+        german = refused_at_once(client, **{"Accept-Language": "de"})
+        assert "Es läuft schon ein Import." in german
+        assert upload(client, document).status_code == 409  # a real file: the same
+    assert snapshot(app) == before
+    app.config["WTF_CSRF_ENABLED"] = False
+    assert upload(client, document).status_code == 303  # once it is done, it works
+    assert "Matches added: 2" in client.get("/backup").get_data(as_text=True)
+
+
+def test_the_refusal_replaces_the_form_when_htmx_sent_it(app, client):
+    with another_import(app):
+        page = refused_at_once(client, **{"HX-Request": "true"})
+    assert RUNNING in page and "<html" not in page
+
+
+@pytest.mark.sqlite_only("the import lock file beside the database")
+def test_an_import_in_another_server_process_refuses_it_too(app, client, document):
+    before = snapshot(app)
+    with app.app_context():
+        path = db.engine.url.database
+    descriptor = os.open(f"{path}.import", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # another server process is importing
+        assert RUNNING in refused_at_once(client)
+    finally:
+        os.close(descriptor)
+    assert snapshot(app) == before
+    assert upload(client, document).status_code == 303
+
+
+@pytest.mark.postgresql
+def test_an_import_on_another_server_refuses_it_too(app, client, document):
+    before = snapshot(app)
+    with app.app_context():
+        other = db.engine.connect()  # another server importing: the advisory lock
+    try:
+        other.execute(db.select(db.func.pg_advisory_lock(engines.IMPORT_LOCK_KEY)))
+        assert RUNNING in refused_at_once(client)
+    finally:
+        other.close()  # its session ends, and the lock with it
+    assert snapshot(app) == before
+    assert upload(client, document).status_code == 303
+
+
+def test_the_command_line_refuses_at_once_in_one_line(app, client, document, tmp_path):
+    file = tmp_path / "backup.json"
+    file.write_text(json.dumps(document))
+    before = snapshot(app)
+    runner = app.test_cli_runner()
+    with another_process_imports(app):
+        result = runner.invoke(args=["import", str(file)])
+        assert result.exit_code == 1, result.output
+        assert result.output == f"Error: {RUNNING}\n"
+        # Decided before the file is read: a missing file is not even looked for.
+        missing = runner.invoke(args=["import", str(tmp_path / "missing.json")])
+        assert missing.output == f"Error: {RUNNING}\n"
+    assert snapshot(app) == before
+    result = runner.invoke(args=["import", str(file)])
+    assert result.exit_code == 0, result.output
+    assert "Matches: 2 added" in result.output
