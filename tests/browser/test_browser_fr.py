@@ -85,7 +85,7 @@ def test_an_evening_at_the_table_in_french(french, browser, live_server, artifac
     match_url = page.url
 
     for row, card in enumerate([12, 24, 37, 40], 1):
-        page.get_by_label(f"Rangée {row}", exact=True).fill(str(card))
+        page.get_by_label(f"Rang {row}", exact=True).fill(str(card))
     page.get_by_role("button", name="Commencer la manche 1").click()
     page.get_by_role("heading", name="Manche 1 · tour 1 sur 10").wait_for()
     for name, card in zip(names, [41, 42, 43], strict=True):
