@@ -107,7 +107,9 @@ def test_table_view_shows_rows_steps_and_score(client, app, table):
     tv = phone(app, match_id, watch_token)
     page = tv.get(f"/matches/{match_id}/table").get_data(as_text=True)
     assert "Row 4" in page and "Round 1, lowest card first" in page and "Total" in page
-    assert re.search(r'<span class="placed-card">43</span> row 4', page)
+    assert re.search(
+        r'<span class="summary-card">43</span> <span aria-hidden="true">→</span> row 4', page
+    )
     assert 'hx-trigger="every 2s' in page
 
 
