@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from html import unescape
 
 from companion import rules
 from companion.db import db
@@ -157,3 +158,12 @@ def count(app, model):
     """Rows of a model."""
     with app.app_context():
         return db.session.scalar(db.select(db.func.count()).select_from(model))
+
+
+def summary_lines(html: str) -> list[str]:
+    """The round summary's lines as a reader sees them, in page order: tags dropped, runs
+    of ordinary whitespace made one space (non-breaking spaces stay)."""
+    items = re.findall(r'<li class="summary-step[^"]*">(.*?)</li>', html, re.S)
+    return [
+        re.sub(r"[ \t\n]+", " ", unescape(re.sub(r"<[^>]+>", "", item))).strip() for item in items
+    ]

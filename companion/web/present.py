@@ -6,6 +6,7 @@ comes from ``companion.rules``; this module only names, translates and arranges 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
@@ -63,12 +64,10 @@ class RowView(NamedTuple):
 
 
 class RoundView(NamedTuple):
-    """A placed round at a glance: who took which row, where every other card went."""
+    """A placed round at a glance: every card once, lowest first, with what it did."""
 
     number: int
-    steps: list[StepView]
-    takes: list[StepView]  # the steps that took a row, in the order they happened
-    placed: list[StepView]  # every other card, lowest first
+    steps: list[StepView]  # in the order they happened: placed, 6th card or too low
     order: dict[int, int]  # card -> its place in the round, 1 = the lowest card
     taken: dict[int, tuple[str, ...]]  # row -> the players who took it
 
@@ -112,7 +111,9 @@ def choice_view(pending: rules.ChoiceNeeded, name: Name = str) -> ChoiceView:
 
 
 def round_view(number: int, steps: Sequence[StepView]) -> RoundView:
-    """Arrange a placed round for its summary: the takes first, then the other cards."""
+    """Arrange a placed round for its summary: its steps as the engine placed them (a
+    row taken after a lower card went to it reads in that order), each card's place
+    and who took which row."""
     taken: dict[int, tuple[str, ...]] = {}
     for step in steps:
         if step.taken:
@@ -120,8 +121,6 @@ def round_view(number: int, steps: Sequence[StepView]) -> RoundView:
     return RoundView(
         number=number,
         steps=list(steps),
-        takes=[step for step in steps if step.taken],
-        placed=[step for step in steps if not step.taken],
         order={step.card: place for place, step in enumerate(steps, 1)},
         taken=taken,
     )
@@ -194,9 +193,15 @@ def house_rules(end: rules.EndCondition, pro: bool) -> str:
     return words + " · " + gettext("pro variant")
 
 
-def bull_words(count: int) -> str:
-    """ "1 bull", "5 bulls" in the page's language (a card says it for screen readers)."""
-    return _bull_words(str(get_locale()), count)
+def bull_words(count: int, together: bool = False) -> str:
+    """ "1 bull", "5 bulls" in the page's language (a card says it for screen readers);
+    ``together``: the number and its noun joined by a no-break space, for a sentence
+    that may wrap (French has it already)."""
+    words = _bull_words(str(get_locale()), count)
+    return _NUMBER_SPACE.sub("\\1\u00a0", words, count=1) if together else words
+
+
+_NUMBER_SPACE = re.compile(r"^(\d+) ")
 
 
 @lru_cache(maxsize=64)

@@ -71,7 +71,9 @@ def test_two_phones_enter_their_own_cards_and_a_watcher_follows(
         bens_phone.get_by_label(ben, exact=True).fill("42")
         bens_phone.get_by_role("button", name="Send my card").click()
         for screen in (page, bens_phone, watcher):
-            screen.locator(".placed li", has_text=ben).filter(has_text="42").wait_for(timeout=5000)
+            screen.locator(".summary-step", has_text=ben).filter(has_text="42").wait_for(
+                timeout=5000
+            )
 
         # The watcher has no way to enter anything, and a forged post is refused.
         assert watcher.locator("form.round-form").count() == 0

@@ -136,7 +136,9 @@ def test_the_too_low_choice_opens_at_the_top_wherever_the_page_was(page, live_se
     assert "1 bull" in suggested.inner_text()
     # One tap chooses: the round is placed, Cleo took the row she tapped.
     suggested.click()
-    expect(page.locator(".takes")).to_contain_text(f"{names[2]} took row 1")
+    expect(page.locator(".summary-step").first).to_have_text(
+        f"{names[2]} 3: too low, took row 1, 1 bull"
+    )
 
 
 def test_the_too_low_choice_without_javascript(page_nojs, live_server):
@@ -154,7 +156,9 @@ def test_the_too_low_choice_without_javascript(page_nojs, live_server):
     assert page.locator(".row-choice form").count() == 4
     assert in_view(page.locator(".row-choice h2"))
     page.get_by_role("button", name=re.compile(r"^Take row 3\b")).click()
-    expect(page.locator(".takes")).to_contain_text(f"{names[2]} took row 3")
+    expect(page.locator(".summary-step").first).to_have_text(
+        f"{names[2]} 3: too low, took row 3, 1 bull"
+    )
     assert in_view(page.locator(".round-summary"))
 
 

@@ -16,6 +16,7 @@ from driver import (
     start_game,
     start_match,
     state_of,
+    summary_lines,
     table_snapshot,
     undo,
 )
@@ -80,7 +81,11 @@ def test_a_too_low_choice_and_a_sixth_card_at_the_table(client, trio):
     assert state.current.table.rows == ((3, 4), (24,), (37, 39), (45, 50))
     assert state.current.bulls == {anna: 11, ben: 0, cleo: 1}
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
-    assert "Anna took row 4: 11 bulls" in page
+    assert summary_lines(page) == [
+        "Cleo 4 → row 1",
+        "Anna 45: sixth card, took row 4, 11\u00a0bulls",
+        "Ben 50 → row 4",
+    ]
     # The explanation is one tap away: the round's replay.
     explain = re.search(r'class="explain" href="([^"#]+)', page).group(1)
     explained = client.get(explain.replace("&amp;", "&")).get_data(as_text=True)

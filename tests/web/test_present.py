@@ -76,3 +76,31 @@ def test_the_end_condition_is_a_sentence_with_its_plural(app, lang, end, sentenc
     """ "The match ends after 1 game." in every language: singular and plural."""
     with app.test_request_context(headers={"Accept-Language": lang}):
         assert sentence in present.end_sentence(end)
+
+
+def test_a_round_view_keeps_the_engines_order(app):
+    """The worked example: Cleo's too-low 3, Anna's 39, then Ben's 42 that takes row 4;
+    the summary lists the steps as the engine placed them, each card once."""
+    result = rules.resolve_round(ROWS, PLAYS, {"Cleo": 1})
+    with app.test_request_context():
+        shown = present.round_view(2, present.step_views(result.steps))
+    assert [(step.player, step.card, step.action) for step in shown.steps] == [
+        ("Cleo", 3, rules.TOO_LOW),
+        ("Anna", 39, rules.PLACED),
+        ("Ben", 42, rules.SIXTH),
+    ]
+    assert shown.taken == {1: ("Cleo",), 4: ("Ben",)}
+    assert shown.order == {3: 1, 39: 2, 42: 3}
+
+
+@pytest.mark.parametrize(
+    ("lang", "count", "words"),
+    [("en", 1, "1\u00a0bull"), ("de", 7, "7\u00a0Hornochsen"), ("fr", 7, "7\u00a0têtes de bœuf")],
+)
+def test_bull_words_together_never_split_the_number_from_its_noun(app, lang, count, words):
+    """In a sentence that may wrap: "7 bulls" stays on one line, in every language."""
+    with app.test_request_context(headers={"Accept-Language": lang}):
+        assert present.bull_words(count, together=True) == words
+        # Without it, as a card says it: French has its no-break space in the catalog.
+        plain = words if lang == "fr" else words.replace("\u00a0", " ")
+        assert present.bull_words(count) == plain

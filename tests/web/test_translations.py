@@ -519,7 +519,7 @@ def test_a_match_at_the_table_speaks_french(client):
 
     assert choose(client, match_id, ids[0], 1).status_code == 303
     html = client.get(f"/matches/{match_id}", headers=FR).text
-    assert "Anna a ramassé la rangée 1 : 3 têtes de bœuf" in Page(html).text
+    assert "Anna 3 : trop faible, a ramassé la rangée 1, 3 têtes de bœuf" in plain(Page(html).text)
     # Each card's explanation is one tap away, on the round's replay ("Pourquoi ?").
     explain = re.search(r'class="explain" href="([^"#]+)', html).group(1)
     page = Page(client.get(unescape(explain), headers=FR).text)
