@@ -21,6 +21,7 @@ def board(state: MatchState, view: str = "match") -> dict:
         "view": view,
         "table_version": state.match.table_version,
         "standing": standing,
+        "running": state.running,
         "end_text": present.end_sentence(state.end),
         "winner_names": ", ".join(state.name(player) for player in standing.winners),
         "game": game,
