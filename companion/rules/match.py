@@ -93,7 +93,7 @@ class Running(NamedTuple):
     """
 
     totals: dict[Player, int]
-    leaders: tuple[Player, ...]  # none before anyone took a bull
+    leaders: tuple[Player, ...]  # none while everyone has the same total
     to_limit: dict[Player, int] | None  # bulls left before the limit; None for a games count
     ranking: tuple[Player, ...]  # fewest bulls first; equal totals keep their seats
 
@@ -106,7 +106,7 @@ def running(
 ) -> Running:
     """Score a match from its complete games and the bulls taken so far in the open one."""
     totals = match_totals(players, [*games, current])
-    leaders = lowest(totals) if any(totals.values()) else ()
+    leaders = lowest(totals) if len(set(totals.values())) > 1 else ()
     to_limit = (
         None
         if end.kind == GAMES

@@ -538,5 +538,6 @@ def test_running_figures_past_the_limit_or_without_one():
     assert games.to_limit is None and games.leaders == ("Anna",)
 
 
-def test_nobody_leads_before_a_bull_is_taken():
+def test_nobody_leads_while_everyone_has_the_same_total():
     assert rules.running(["Anna", "Ben"], [], {}, EndCondition()).leaders == ()
+    assert rules.running(["Anna", "Ben"], [{"Anna": 4, "Ben": 4}], {}).leaders == ()
