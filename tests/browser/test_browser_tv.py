@@ -123,7 +123,7 @@ def test_the_table_view_at_a_games_end(browser, page, live_server, artifacts, la
             ".standings-table tbody td.num:nth-of-type(1)", "els => els.map(e => +e.textContent)"
         )
         assert sorted(bulls) == sorted(game.bulls().values())
-        assert first.locator(".standings-table .bar-limit").count() == 10
+        assert first.locator(".standings-table tbody .bar-limit").count() == 10
     finally:
         first.context.close()
     for size in TV_SIZES:

@@ -123,7 +123,7 @@ def test_the_table_view_between_games_shows_the_standings_as_bars(client, trio):
         assert 'id="live-table"' in html and 'id="live-score"' in html
         standings = html[html.index('class="standings"') :]
         assert "Game 1 is over" in standings
-        names = re.findall(r'<th scope="row"><span class="name">(\w+)</span>', standings)
+        names = re.findall(r'<span class="name-line"><span class="name">(\w+)<', standings)
         assert names == ["Ben", "Cleo", "Anna"]
         assert re.findall(r'class="bar-fill" x="0" y="1" width="([\d.]+)"', standings) == [
             "7.6",
