@@ -103,6 +103,17 @@ class MatchState:
         )
 
     @property
+    def running(self) -> rules.Running:
+        """The score as the players watch it: complete games plus the open game so far."""
+        current = self.current
+        return rules.running(
+            self.player_ids,
+            [game.bulls for game in self.finished_games],
+            current.bulls if current else {},
+            self.end,
+        )
+
+    @property
     def over(self) -> bool:
         """True once a complete game met the end condition."""
         return self.standing.over

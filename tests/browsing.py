@@ -2,9 +2,13 @@
 type cards, read the explained steps, check the page fits the phone."""
 
 import itertools
+import random
 import re
 
+from driver import deal
 from playwright.sync_api import expect
+
+from companion import rules
 
 serials = itertools.count(1)
 
@@ -72,3 +76,63 @@ def started_match(page, live_server, names: list[str]) -> str:
     add_players_quickly(page, live_server, names)
     start_match(page, live_server, names)
     return page.url.split("#")[0]
+
+
+def match_with_rules(page, live_server, names: list[str], end_kind: str, end_value: int) -> str:
+    """A match of these new players with its own end condition, started by a plain post
+    on this phone (it holds the player link); returns the match's URL."""
+    add_players_quickly(page, live_server, names)
+    page.goto(f"{live_server}/matches/new")
+    ids = [
+        page.get_by_role("button", name=name, exact=True).get_attribute("value") for name in names
+    ]
+    form = {f"seat_{seat}": pid for seat, pid in enumerate(ids, 1)}
+    form.update(end_kind=end_kind, end_value=str(end_value), deck="standard")
+    response = page.request.post(f"{live_server}/matches/", form=form, max_redirects=0)
+    assert response.status == 303, response.text()
+    return live_server + response.headers["location"].split("#")[0]
+
+
+def play_cards_game(page, match_url: str, number: int, seed: int, rounds: int = 10) -> dict:
+    """Play ``rounds`` rounds of game ``number`` by plain posts, a too-low card taking row
+    1; return the engine's replay of them (bulls by player id)."""
+    ids = seat_ids(page, match_url)
+    hands, starting = deal(random.Random(seed), len(ids))
+    form = {f"row{row}": str(card) for row, card in enumerate(starting, 1)}
+    response = page.request.post(
+        f"{match_url}/games", form={**form, "game": str(number)}, max_redirects=0
+    )
+    assert response.status == 303, response.text()
+    played: list = []
+    for turn in range(rounds):
+        plays = [(pid, hands[seat][turn]) for seat, pid in enumerate(ids)]
+        form = {f"card-{pid}": str(card) for pid, card in plays}
+        form.update(game=str(number), round=str(turn + 1))
+        response = page.request.post(f"{match_url}/rounds", form=form, max_redirects=0)
+        assert response.status == 303, response.text()
+        choices: dict[int, int] = {}
+        while pending := rules.replay_game(starting, [*played, (plays, choices)], ids).pending:
+            choices[pending.player] = 1
+            form = {"player": str(pending.player), "row": "1", "game": str(number)}
+            form["round"] = str(turn + 1)
+            response = page.request.post(f"{match_url}/choice", form=form, max_redirects=0)
+            assert response.status == 303, response.text()
+        played.append((plays, choices))
+    return rules.replay_game(starting, played, ids)
+
+
+def seat_ids(page, match_url: str) -> list[int]:
+    """The seats' ids in order, read from the match page's score form or card fields."""
+    html = page.request.get(match_url).text()
+    found = re.findall(r'name="(?:card|score)-(\d+)"', html)
+    return [int(pid) for pid in dict.fromkeys(found)]
+
+
+def type_scores(page, match_url: str, number: int, bulls: dict[int, int]) -> None:
+    """A game entered as typed scores (bulls by player id)."""
+    form = {"game": str(number)}
+    for pid, count in bulls.items():
+        form[f"kind-{pid}"] = "bulls"
+        form[f"score-{pid}"] = str(count)
+    response = page.request.post(f"{match_url}/scores", form=form, max_redirects=0)
+    assert response.status == 303, response.text()

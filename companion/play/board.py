@@ -3,9 +3,11 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 
 from __future__ import annotations
 
+from companion import rules
 from companion.state import GameState, MatchState
 from companion.web import present
 from companion.web.access import access, me
+from companion.web.chart import Chart, bars, line_chart
 
 
 def board(state: MatchState, view: str = "match") -> dict:
@@ -21,13 +23,36 @@ def board(state: MatchState, view: str = "match") -> dict:
         "view": view,
         "table_version": state.match.table_version,
         "standing": standing,
+        "running": state.running,
         "end_text": present.end_sentence(state.end),
         "winner_names": ", ".join(state.name(player) for player in standing.winners),
         "game": game,
         "shown": shown_round(game, state.name),
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
+        **(standings_view(state) if view == "table" and finished and not current else {}),
     }
+
+
+def standings_view(state: MatchState) -> dict:
+    """What the table view shows between games: the standings as bars with the limit
+    marked and, once the match is over, the chart of the totals game by game."""
+    return {
+        "bars": bars(state.running.totals, limit_of(state)),
+        "chart": totals_chart(state) if state.over else None,
+    }
+
+
+def totals_chart(state: MatchState) -> Chart:
+    """The chart of each player's total after each complete game."""
+    history = state.running_totals()
+    series = [[totals[player_id] for totals in history] for player_id in state.player_ids]
+    return line_chart([player.name for player in state.players], series, limit_of(state))
+
+
+def limit_of(state: MatchState) -> int | None:
+    """The match's bulls limit, or None when it ends after a number of games."""
+    return None if state.end.kind == rules.GAMES else state.end.value
 
 
 def entry_view(state: MatchState) -> dict:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from companion import rules
 from companion.play.blueprint import bp
-from companion.play.board import board
-from companion.state import MatchState, current_state
-from companion.web.chart import line_chart
+from companion.play.board import board, totals_chart
+from companion.state import current_state
 from companion.web.htmx import render
 
 
@@ -34,14 +32,6 @@ def scoreboard(match_id: int):
         "matches/scoreboard.html",
         "scoreboard",
         **context,
-        leader_names=", ".join(state.name(p) for p in context["standing"].leaders),
+        leader_names=", ".join(state.name(p) for p in context["running"].leaders),
         chart=totals_chart(state),
     )
-
-
-def totals_chart(state: MatchState):
-    """The chart of each player's total after each complete game."""
-    history = state.running_totals()
-    series = [[totals[player_id] for totals in history] for player_id in state.player_ids]
-    limit = None if state.end.kind == rules.GAMES else state.end.value
-    return line_chart([player.name for player in state.players], series, limit)

@@ -66,9 +66,11 @@ from companion.rules.match import (
     GAMES,
     MORE_THAN,
     EndCondition,
+    Running,
     Standing,
     lowest,
     match_totals,
+    running,
     standing,
 )
 from companion.rules.names import (
@@ -123,6 +125,7 @@ __all__ = [
     "RowOption",
     "Rows",
     "RuleError",
+    "Running",
     "Standing",
     "Step",
     "Table",
@@ -149,6 +152,7 @@ __all__ = [
     "replay_game",
     "resolve_round",
     "row_options",
+    "running",
     "standing",
     "suggest_row",
     "unused_choice",

@@ -84,3 +84,33 @@ def standing(
     over = end.is_met(totals, len(games))
     leaders = lowest(totals)
     return Standing(totals, len(games), over, leaders if over else (), leaders)
+
+
+class Running(NamedTuple):
+    """A match's score with the game in progress counted so far.
+
+    For display only: the match ends, and is won, on complete games (``standing``).
+    """
+
+    totals: dict[Player, int]
+    leaders: tuple[Player, ...]  # none while everyone has the same total
+    to_limit: dict[Player, int] | None  # bulls left before the limit; None for a games count
+    ranking: tuple[Player, ...]  # fewest bulls first; equal totals keep their seats
+
+
+def running(
+    players: Sequence[Player],
+    games: Sequence[Mapping[Player, int]],
+    current: Mapping[Player, int],
+    end: EndCondition = EndCondition(),
+) -> Running:
+    """Score a match from its complete games and the bulls taken so far in the open one."""
+    totals = match_totals(players, [*games, current])
+    leaders = lowest(totals) if len(set(totals.values())) > 1 else ()
+    to_limit = (
+        None
+        if end.kind == GAMES
+        else {player: max(end.remaining(total) or 0, 0) for player, total in totals.items()}
+    )
+    ranking = tuple(sorted(totals, key=totals.__getitem__))  # sorted() is stable
+    return Running(totals, leaders, to_limit, ranking)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import NamedTuple
 
 WIDTH, HEIGHT = 340, 200
@@ -99,3 +99,17 @@ def spread_labels(lines: list[Line], gap: float = 11) -> None:
         if previous is not None and line.end_y - previous < gap:
             lines[index] = line._replace(end_y=round(previous + gap, 1))
         previous = lines[index].end_y
+
+
+class Bars(NamedTuple):
+    """Horizontal bars on a 0..100 scale: each key's length and where the limit falls."""
+
+    widths: dict
+    limit_x: float | None
+
+
+def bars(values: Mapping[Hashable, int], limit: int | None = None) -> Bars:
+    """Scale ``values`` to bars of 0..100, the longest bar or the limit reaching 100."""
+    top = max([limit or 0, *values.values(), 1])
+    widths = {key: round(100 * value / top, 1) for key, value in values.items()}
+    return Bars(widths, round(100 * limit / top, 1) if limit else None)

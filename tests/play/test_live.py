@@ -10,6 +10,7 @@ from driver import (
     i_am,
     pending_of,
     phone,
+    score_game,
     state_of,
     summary_lines,
     tokens,
@@ -110,6 +111,42 @@ def test_table_view_shows_rows_steps_and_score(client, app, table):
     assert "Row 4" in page and "Round 1, lowest card first" in page and "Total" in page
     assert summary_lines(page) == ["Anna 41 → row 4", "Ben 42 → row 4", "Cleo 43 → row 4"]
     assert 'hx-trigger="every 2s' in page
+
+
+def test_the_table_view_between_games_shows_the_standings_as_bars(client, trio):
+    """A game's end on the TV: its bulls, the totals fewest first, each a bar with the
+    limit marked, and no pile lists; a live poll swaps in the same regions."""
+    (anna, ben, cleo), match_id = trio
+    score_game(client, match_id, {anna: 30, ben: 5, cleo: 12})
+    page = client.get(f"/matches/{match_id}/table").get_data(as_text=True)
+    poll = client.get(f"/matches/{match_id}/live?since=0&view=table").get_data(as_text=True)
+    for html in (page, poll):
+        assert 'id="live-table"' in html and 'id="live-score"' in html
+        standings = html[html.index('class="standings"') :]
+        assert "Game 1 is over" in standings
+        names = re.findall(r'<span class="name-line"><span class="name">(\w+)<', standings)
+        assert names == ["Ben", "Cleo", "Anna"]
+        assert re.findall(r'class="bar-fill" x="0" y="1" width="([\d.]+)"', standings) == [
+            "7.6",
+            "18.2",
+            "45.5",
+        ]
+        assert standings.count('class="bar-limit" x1="100.0"') == 3
+        assert 'class="pile"' not in html and "polyline" not in html
+    phone_page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert 'class="standings"' not in phone_page and 'class="pile"' in phone_page
+
+
+def test_the_table_view_at_the_matchs_end_has_the_winner_and_the_chart(client, trio):
+    (anna, ben, cleo), match_id = trio
+    score_game(client, match_id, {anna: 70, ben: 5, cleo: 12})
+    page = client.get(f"/matches/{match_id}/table").get_data(as_text=True)
+    assert '<p class="outcome">Winner: Ben</p>' in page
+    assert "Final standings" in page and page.count("<polyline") == 3
+    assert "To the limit" not in page
+    phone_page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    final = re.search(r'<table class="totals fixed final-totals">.*?</table>', phone_page, re.S)
+    assert re.findall(r'<td class="num">(\d+)</td>', final.group(0)) == ["5", "12", "70"]
 
 
 def test_a_shared_live_render_carries_each_phones_own_csrf_token(client, app, table):

@@ -10,6 +10,7 @@ from driver import (
     score_game,
     start_game,
     start_match,
+    state_of,
 )
 
 from companion.db import db
@@ -61,6 +62,52 @@ def test_scoreboard_shows_games_chart_and_distance(client):
     assert "more than 66" in page
     assert ">30<" in page and ">55<" in page  # totals
     assert ">36<" in page and ">11<" in page  # bulls left before the limit
+
+
+def test_the_score_counts_the_bulls_of_the_game_in_progress(client):
+    """Anna had the fewest bulls after game 1, then took 11 in game 2: Ben and Cleo lead,
+    on the phone, the scoreboard and the table view, and every limit distance moves."""
+    anna, ben, cleo = ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    score_game(client, match_id, {anna: 5, ben: 8, cleo: 8})
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    enter_round(client, match_id, {anna: 45, ben: 44, cleo: 13})  # 45 is row 4's sixth
+    state = state_of(client, match_id)
+    replayed = {
+        player: state.finished_games[0].bulls[player] + state.current.bulls[player]
+        for player in ids
+    }
+    assert replayed == {anna: 16, ben: 8, cleo: 8}
+    for path in ("", "/scoreboard", "/table"):
+        page = client.get(f"/matches/{match_id}{path}").get_data(as_text=True)
+        assert shown_score(page) == {
+            "Anna": (16, 11, 50, False),
+            "Ben": (8, 0, 58, True),
+            "Cleo": (8, 0, 58, True),
+        }, path
+    scoreboard = client.get(f"/matches/{match_id}/scoreboard").get_data(as_text=True)
+    assert "Leading: Ben, Cleo" in scoreboard
+    assert re.search(r'<tr class="so-far"><th scope="row">2 <span class="tag">so far', scoreboard)
+
+
+def test_nobody_leads_before_the_first_bull(client, trio):
+    _, match_id = trio
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert ">leads<" not in page
+    assert set(shown_score(page).values()) == {(0, None, 66, False)}
+
+
+def shown_score(page: str) -> dict[str, tuple]:
+    """The totals table: name -> (total, this game or None, to the limit, tagged "leads")."""
+    table = re.search(r'<table class="totals fixed">.*?</table>', page, re.S).group(0)
+    score = {}
+    for row in re.findall(r"<tr[^>]*>\s*<th scope=\"row\">.*?</tr>", table, re.S):
+        name = re.search(r'<span class="name"[^>]*>([^<]*)</span>', row).group(1)
+        numbers = [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row)]
+        game = numbers[1] if len(numbers) == 3 else None
+        score[name] = (numbers[0], game, numbers[-1], ">leads<" in row)
+    return score
 
 
 # --- the derived results can be rebuilt ----------------------------------------

@@ -518,3 +518,26 @@ def test_a_whole_number_may_carry_spaces_and_leading_zeros():
     assert rules.whole_number("0" * 4999 + "1", 1, 10) == 1  # no int() of 5,000 digits
     assert rules.whole_number("11", 1, 10) is None
     assert rules.whole_number("0", 1, 10) is None
+
+
+def test_running_figures_count_the_game_in_progress():
+    """What the scoreboards show during a game: complete games plus the bulls taken so far."""
+    result = rules.running(
+        ["Anna", "Ben", "Cleo"], [{"Anna": 5, "Ben": 8, "Cleo": 8}], {"Anna": 16}, EndCondition()
+    )
+    assert result.totals == {"Anna": 21, "Ben": 8, "Cleo": 8}
+    assert result.leaders == ("Ben", "Cleo")
+    assert result.to_limit == {"Anna": 45, "Ben": 58, "Cleo": 58}
+    assert result.ranking == ("Ben", "Cleo", "Anna")  # equal totals keep their seats
+
+
+def test_running_figures_past_the_limit_or_without_one():
+    over = rules.running(["Anna", "Ben"], [{"Anna": 60, "Ben": 1}], {"Anna": 9}, EndCondition())
+    assert over.to_limit == {"Anna": 0, "Ben": 65}
+    games = rules.running(["Anna", "Ben"], [], {"Ben": 3}, EndCondition(rules.GAMES, 3))
+    assert games.to_limit is None and games.leaders == ("Anna",)
+
+
+def test_nobody_leads_while_everyone_has_the_same_total():
+    assert rules.running(["Anna", "Ben"], [], {}, EndCondition()).leaders == ()
+    assert rules.running(["Anna", "Ben"], [{"Anna": 4, "Ben": 4}], {}).leaders == ()

@@ -1,0 +1,170 @@
+"""The score as it is played, and the table view as a screen the whole room shares: the
+running totals in the middle of a game on the phone, the scoreboard and the TV; the TV at
+a game's end and at the match's end with ten players at 1280x720, 1920x1080 and
+768x1024 (no scrolling, text read from the sofa, no half of the screen left empty); the
+final totals in view on a phone at the match's end."""
+
+import pytest
+from browsing import (
+    fits_the_phone,
+    match_with_rules,
+    new_names,
+    play_cards_game,
+    seat_ids,
+    type_scores,
+)
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+TV_SIZES = [(1280, 720), (1920, 1080), (768, 1024)]
+# The smallest text a name, a total or the outcome may have on a screen across the room.
+SOFA_PX = {(1280, 720): 24, (1920, 1080): 36, (768, 1024): 24}
+
+IN_VIEW = """el => { const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
+# Where the page's visible content lies: the union of the boxes of its text and pictures.
+CONTENT_BOX = """() => {
+  const boxes = [...document.querySelectorAll('.tv *')]
+    .filter(el => el.checkVisibility() && !el.closest('.visually-hidden') && (el.tagName === 'svg'
+      || [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())))
+    .map(el => el.getBoundingClientRect()).filter(r => r.width && r.height);
+  return {left: Math.min(...boxes.map(r => r.left)), right: Math.max(...boxes.map(r => r.right)),
+          top: Math.min(...boxes.map(r => r.top)), bottom: Math.max(...boxes.map(r => r.bottom))};
+}"""
+FONT_SIZES = "els => els.map(el => parseFloat(getComputedStyle(el).fontSize))"
+
+
+def ten_players() -> list[str]:
+    """Ten new players, two of them with 30-letter names."""
+    names = new_names(10, "Tv")
+    names[3] = ("Bartholomäus Maximilian" + names[3])[:30]
+    names[7] = ("W" * 30 + names[7])[-30:]
+    return names
+
+
+def open_tv(browser, match_url: str, size: tuple[int, int], lang: str = "en"):
+    """The table view in a browser window of this size, in this language."""
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.add_cookies([{"name": "lang", "value": lang, "url": match_url}])
+    tv = context.new_page()
+    tv.goto(f"{match_url}/table")
+    return tv
+
+
+def assert_a_shared_screen(tv, size: tuple[int, int]) -> None:
+    """Nothing scrolls, the text reads from across the room and the content fills the
+    screen: no half of it, left or right, top or bottom, stays empty."""
+    width, height = size
+    scroll = tv.evaluate("""() => ({width: document.documentElement.scrollWidth,
+        height: document.documentElement.scrollHeight})""")
+    assert scroll["width"] <= width and scroll["height"] <= height, scroll
+    for selector in (".standings-table tbody th .name", ".standings-table td.num", ".outcome"):
+        sizes = tv.eval_on_selector_all(selector, FONT_SIZES)
+        assert sizes and min(sizes) >= SOFA_PX[size], (selector, sizes)
+    box = tv.evaluate(CONTENT_BOX)
+    assert box["left"] <= 0.1 * width and box["right"] >= 0.9 * width, box
+    assert box["top"] <= 0.1 * height and 0.6 * height <= box["bottom"] <= height, box
+
+
+def shown_totals(page, rows: str) -> dict[str, tuple[int, bool]]:
+    """A totals table's rows: name -> (total, tagged as leading)."""
+    found = page.eval_on_selector_all(
+        rows,
+        """rows => rows.map(row => [row.querySelector('.name').textContent,
+            parseInt(row.querySelector('td.num').textContent),
+            [...row.querySelectorAll('.tag')].some(tag => tag.textContent === 'leads')])""",
+    )
+    return {name: (total, leads) for name, total, leads in found}
+
+
+def test_the_score_in_the_middle_of_a_game_counts_the_bulls_taken_so_far(
+    browser, page, live_server
+):
+    """After a typed game and five rounds of the next, the phone, the scoreboard and the
+    TV show each total as game 1 plus the bulls the engine counts so far in game 2, and
+    "leads" marks the fewest of those."""
+    names = new_names(4, "Run")
+    match_url = match_with_rules(page, live_server, names, "more_than", 66)
+    ids = seat_ids(page, match_url)
+    typed = dict(zip(ids, [2, 3, 4, 5], strict=True))
+    type_scores(page, match_url, 1, typed)
+    so_far = play_cards_game(page, match_url, 2, seed=3, rounds=5).bulls()
+    assert any(so_far.values())
+    running = {pid: typed[pid] + so_far[pid] for pid in ids}
+    fewest = min(running.values())
+    expected = {
+        name: (running[pid], running[pid] == fewest) for name, pid in zip(names, ids, strict=True)
+    }
+    assert expected != {name: (typed[pid], False) for name, pid in zip(names, ids, strict=True)}
+    page.goto(match_url)
+    assert shown_totals(page, "#live-score tbody tr") == expected
+    page.goto(f"{match_url}/scoreboard")
+    assert shown_totals(page, ".totals.fixed tbody tr") == expected
+    tv = open_tv(browser, match_url, (1280, 720))
+    try:
+        assert shown_totals(tv, "#live-score tbody tr") == expected
+    finally:
+        tv.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_the_table_view_at_a_games_end(browser, page, live_server, artifacts, lang):
+    """Ten players: the TV, open since before the game, turns by itself to the game's
+    bulls and the totals as bars, which fit every screen and read from the sofa."""
+    match_url = match_with_rules(page, live_server, ten_players(), "more_than", 66)
+    first = open_tv(browser, match_url, TV_SIZES[0], lang)
+    try:
+        game = play_cards_game(page, match_url, 1, seed=11)
+        outcome = first.locator("#live-score .outcome")
+        expect(outcome).to_be_visible(timeout=10_000)  # swapped in by the TV's own polling
+        bulls = first.eval_on_selector_all(
+            ".standings-table tbody td.num:nth-of-type(1)", "els => els.map(e => +e.textContent)"
+        )
+        assert sorted(bulls) == sorted(game.bulls().values())
+        assert first.locator(".standings-table tbody .bar-limit").count() == 10
+    finally:
+        first.context.close()
+    for size in TV_SIZES:
+        tv = open_tv(browser, match_url, size, lang)
+        try:
+            assert tv.locator(".standings-table tbody tr").count() == 10
+            tv.screenshot(path=artifacts / f"tv-game-end-{lang}-{size[0]}x{size[1]}.png")
+            assert_a_shared_screen(tv, size)
+        finally:
+            tv.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_the_table_view_and_the_phone_at_the_matchs_end(
+    browser, page, live_server, artifacts, lang
+):
+    """The winner large, the final standings and the chart of the totals game by game
+    fit every screen; on a phone the final totals are in view without scrolling."""
+    names = ten_players()
+    match_url = match_with_rules(page, live_server, names, "more_than", 66)
+    first = play_cards_game(page, match_url, 1, seed=11).bulls()
+    ids = seat_ids(page, match_url)
+    # Game 2 keeps everyone under the limit, game 3 takes the last seat past it.
+    second = {pid: max(0, min(60 - first[pid], 5 + seat)) for seat, pid in enumerate(ids)}
+    type_scores(page, match_url, 2, second)
+    type_scores(page, match_url, 3, {pid: 35 + 3 * seat for seat, pid in enumerate(ids)})
+    for size in TV_SIZES:
+        tv = open_tv(browser, match_url, size, lang)
+        try:
+            expect(tv.locator(".result-banner .outcome")).to_be_visible()
+            assert tv.locator(".standings .chart polyline").count() == 10
+            assert tv.locator(".standings-table tbody tr").count() == 10
+            tv.screenshot(path=artifacts / f"tv-match-end-{lang}-{size[0]}x{size[1]}.png")
+            assert_a_shared_screen(tv, size)
+        finally:
+            tv.context.close()
+    page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+    page.goto(match_url)
+    rows = page.locator(".final-totals tbody tr")
+    expect(rows).to_have_count(10)
+    assert page.evaluate("scrollY") == 0
+    assert all(rows.nth(index).evaluate(IN_VIEW) for index in range(10))
+    page.screenshot(path=artifacts / f"phone-match-end-{lang}.png")
+    fits_the_phone(page)
