@@ -31,6 +31,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,12 +147,22 @@ def play_round(phone: Phone, watcher, number: int, cards: list[int]) -> Round:
     )
 
 
-def play_game(browser, base: str, players: int, seed: int) -> tuple[int, list[Round]]:
-    """One whole game of ``players``; the setup taps and every round's figures."""
-    contexts = [browser.new_context(**PHONE) for _ in range(2)]
+@contextmanager
+def phone_contexts(browser, count: int) -> Iterator[list]:
+    """``count`` phone-sized browser contexts with htmx served offline, closed after."""
+    contexts = [browser.new_context(**PHONE) for _ in range(count)]
     for context in contexts:
         context.route(HTMX_URL, serve_vendored_htmx)
     try:
+        yield contexts
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def play_game(browser, base: str, players: int, seed: int) -> tuple[int, list[Round]]:
+    """One whole game of ``players``; the setup taps and every round's figures."""
+    with phone_contexts(browser, 2) as contexts:
         phone = Phone(contexts[0].new_page())
         names = [f"P{players}-{seat}-{seed}" for seat in range(1, players + 1)]
         match_url = setup_match(phone, base, names)
@@ -165,9 +177,6 @@ def play_game(browser, base: str, players: int, seed: int) -> tuple[int, list[Ro
             for number in range(1, 11)
         ]
         return setup_taps, rounds
-    finally:
-        for context in contexts:
-            context.close()
 
 
 @dataclass
@@ -238,10 +247,7 @@ def play_own_round(phones: list, ids: list[int], number: int, cards: list[int]) 
 
 def play_game_own_phones(browser, base: str, players: int, seed: int):
     """One whole game, every player on their own phone; setup taps and every round."""
-    contexts = [browser.new_context(**PHONE) for _ in range(players)]
-    for context in contexts:
-        context.route(HTMX_URL, serve_vendored_htmx)
-    try:
+    with phone_contexts(browser, players) as contexts:
         phones = [Phone(context.new_page()) for context in contexts]
         names = [f"O{players}-{seat}-{seed}" for seat in range(1, players + 1)]
         match_url = setup_match(phones[0], base, names)
@@ -262,9 +268,6 @@ def play_game_own_phones(browser, base: str, players: int, seed: int):
             for number in range(1, 11)
         ]
         return setup_taps, rounds
-    finally:
-        for context in contexts:
-            context.close()
 
 
 def report_own_phones(players: int, setup_taps: int, rounds: list[OwnRound]) -> None:
