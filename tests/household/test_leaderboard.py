@@ -150,16 +150,19 @@ def test_pages_in_german(client, trio):
 @pytest.mark.parametrize(
     ("lang", "word", "note"),
     [
-        ("en", "skill", "± says how sure it is"),
+        ("en", "Skill", "± says how sure it is"),
         ("de", "Stärke", "± sagt, wie sicher sie ist"),
-        ("fr", "niveau", "± dit à quel point il est sûr"),
+        ("fr", "Niveau", "± dit à quel point il est sûr"),
     ],
 )
 def test_ratings_read_in_plain_words(client, trio, lang, word, note):
-    """ "skill 26 (±7)", not "-6 ±8": the model's skill with its uncertainty, and one line
-    that says what they mean, without OpenSkill's jargon."""
+    """A "Skill" column with "26 (±7)", not a rating of "-6 ±8": the model's skill with its
+    uncertainty, and one line that says what they mean, without OpenSkill's jargon."""
     html = client.get("/leaderboard", headers={"Accept-Language": lang}).get_data(as_text=True)
+    assert f'<th scope="col" class="num">{word}</th>' in html
     shown = re.search(r'<span class="rating">(.*?)</span>', row_of(html, "Ben")).group(1)
-    assert re.fullmatch(rf"{word} \d+ \(±\d+\)", shown.replace("\u00a0", " ")), shown
+    assert re.fullmatch(r"\d+&nbsp;\(±\d+\)", shown), shown
     assert note in html.replace("\u00a0", " ")
     assert "\u03bc" not in html and "\u03c3" not in html and "OpenSkill" not in html
+    player = client.get(f"/players/{trio[1]}/stats", headers={"Accept-Language": lang}).text
+    assert f"<dt>{word}</dt>" in player
