@@ -14,10 +14,13 @@ TRANSLATIONS := companion/translations
 CATALOGS := $(wildcard $(TRANSLATIONS)/*/LC_MESSAGES/messages.po)
 COMPILED := $(CATALOGS:.po=.mo)
 
-# Keep in step with HTMX_VERSION in companion/htmx.py (the browser tests catch a mismatch).
-HTMX_VERSION := 2.0.8
+# The pinned versions live in companion/web/htmx.py alone; read them from there.
+pinned = $(shell sed -n 's/^$(1) = "\(.*\)"/\1/p' companion/web/htmx.py)
+HTMX_VERSION := $(call pinned,HTMX_VERSION)
+SSE_VERSION := $(call pinned,SSE_VERSION)
 VENDOR := vendor
 HTMX_FILE := $(VENDOR)/node_modules/htmx.org/dist/htmx.min.js
+SSE_FILE := $(VENDOR)/node_modules/htmx-ext-sse/dist/sse.min.js
 
 # The systemd unit's name (deploy/service.py --name).
 SERVICE ?= companion
@@ -39,7 +42,7 @@ service-build: $(STAMPS)/install $(COMPILED) htmx-copy
 service-remove:
 	$(PYTHON) deploy/service.py remove --name $(SERVICE)
 
-test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE)
+test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE) $(SSE_FILE)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest
@@ -78,12 +81,13 @@ $(COMPILED): %.mo: %.po | $(STAMPS)/install
 
 # The pinned htmx from npm: the app serves it when phones cannot reach the CDN, and the
 # tests serve it in place of the CDN, which also proves the SRI hash. Never committed.
-$(HTMX_FILE):
-	npm install --prefix $(VENDOR) --no-audit --no-fund --no-save htmx.org@$(HTMX_VERSION)
+# One npm install for both: another install into the folder would remove the first.
+$(HTMX_FILE) $(SSE_FILE) &:
+	npm install --prefix $(VENDOR) --no-audit --no-fund --no-save htmx.org@$(HTMX_VERSION) htmx-ext-sse@$(SSE_VERSION)
 
 # `make run` goes on without it (no npm, no registry): phones then need the CDN.
 htmx-copy:
-	@$(MAKE) --no-print-directory $(HTMX_FILE) || echo "htmx copy not installed: phones will need its CDN"
+	@$(MAKE) --no-print-directory $(HTMX_FILE) $(SSE_FILE) || echo "htmx copy not installed: phones will need its CDN"
 
 clean:
 	rm -rf $(STAMPS) $(VENDOR) tests/.artifacts messages.pot $(COMPILED)

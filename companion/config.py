@@ -10,7 +10,14 @@ from sqlalchemy.engine import make_url
 
 from companion.private import FILE_MODE, FOLDER_MODE, tighten
 from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
-from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION
+from companion.web.htmx import (
+    HTMX_INTEGRITY,
+    HTMX_URL,
+    HTMX_VERSION,
+    SSE_INTEGRITY,
+    SSE_URL,
+    SSE_VERSION,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,6 +45,14 @@ def configure(app: Flask, test_config: dict | None) -> None:
         HTMX_VERSION=HTMX_VERSION,
         HTMX_URL=HTMX_URL,
         HTMX_INTEGRITY=HTMX_INTEGRITY,
+        SSE_VERSION=SSE_VERSION,
+        SSE_URL=SSE_URL,
+        SSE_INTEGRITY=SSE_INTEGRITY,
+        # Match pages open an event stream (companion.play.push): only a server whose
+        # open streams cost no thread turns it on (gunicorn's gevent worker, serve.py).
+        LIVE_PUSH=False,
+        # How often a match page polls while it has no stream (None: never, for tests).
+        LIVE_POLL="2s",
     )
     app.config.from_prefixed_env("COMPANION")
     app.config.pop("DATABASE_URL", None)

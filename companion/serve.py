@@ -2,16 +2,24 @@
 
 It binds the port first (a busy port is one line, before anything else), checks and
 migrates the database, prints the address phones should open with a QR code, and
-serves: with gunicorn's gthread workers on POSIX, or with waitress in this one
-process (Windows, or ``--workers 1``).
+serves: with gunicorn's gevent workers on POSIX, or with waitress in this one process
+(Windows, or ``--workers 1``).
 """
+
+import sys
+
+# gevent patches the standard library (sockets, threads, sleep) before anything else is
+# imported, in the launcher only: gunicorn's gevent workers are forked from it.
+if __name__ == "__main__" and sys.platform != "win32":
+    from gevent import monkey
+
+    monkey.patch_all()
 
 import argparse
 import errno
 import gc
 import os
 import socket
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,7 +27,7 @@ import waitress
 from flask_migrate import upgrade
 from sqlalchemy import func, select
 
-from companion import create_app
+from companion.app import create_app
 from companion.backup.copies import copy_daily_in_background, database_file
 from companion.backup.restore import hold_serving_lock
 from companion.db import db
@@ -31,27 +39,32 @@ from companion.web.faults import StorageError
 from companion.web.network import phone_url, print_qr
 
 try:
+    import resource
+except ImportError:  # Windows
+    resource = None
+
+try:
     from gunicorn.app.base import BaseApplication
     from gunicorn.http import wsgi as gunicorn_wsgi
 except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
     BaseApplication = object
     gunicorn_wsgi = None
 
-# Threads per worker. Threads of one process take turns on one core; past four, they
-# mostly wait for each other (bench/load.py, 100 tables: p95 38-47 ms with 4, 41-113 ms
-# with 8). Writes no longer wait long for the write lock, so few suffice.
-THREADS = 4
 BACKLOG = 1024  # connections waiting to be accepted
 MAX_WORKERS = 4
+# Open connections a worker holds at once: every phone keeps an event stream open, and
+# a stream or a slow client costs a greenlet (bench/load.py holds 2,000 on two workers).
+CONNECTIONS = 4000
 # What the Server header says, with either server: no software or version to look up.
 SERVER_NAME = "companion"
+THREADS = 4  # waitress's threads (Windows, --workers 1): there phones poll instead
 
 # gunicorn's settings for `make run`; GUNICORN_CMD_ARGS may override any of them.
 GUNICORN = {
-    "worker_class": "gthread",
-    "threads": THREADS,
+    "worker_class": "gevent",
+    "worker_connections": CONNECTIONS,
     "backlog": BACKLOG,
-    # Phones poll every 2 s: a connection kept 10 s serves their next polls too.
+    # A phone without its stream polls every 2 s: a connection kept 10 s serves its next.
     "keepalive": 10,
     "timeout": 30,  # a worker silent this long is stuck: killed and replaced
     "graceful_timeout": 10,  # on stop or SIGHUP, requests in flight get this long
@@ -137,7 +150,19 @@ def main(argv: list[str] | None = None) -> None:
     if args.workers == 1 or BaseApplication is object:
         serve(app, listener)
     else:
+        allow_open_files()
         Gunicorn(listener, args.workers).run()
+
+
+def allow_open_files() -> None:
+    """Raise this process's limit of open files to what the system allows: every phone
+    holds a connection open (the usual soft limit, 1,024, is a few busy tables)."""
+    if resource is None:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = CONNECTIONS * MAX_WORKERS if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -181,7 +206,7 @@ def serve(app, listener: socket.socket) -> None:
 
 
 class Gunicorn(BaseApplication):
-    """gunicorn's master on our bound socket, with ``workers`` gthread worker processes.
+    """gunicorn's master on our bound socket, with ``workers`` gevent worker processes.
 
     One Python process runs one thread at a time, so a busy evening (or a Raspberry
     Pi's four cores) is served by one worker per core. Each worker makes its own app
@@ -249,7 +274,12 @@ def close_after_large_body(worker, req) -> None:
 
 
 def start_worker(worker) -> None:
-    """gunicorn's post_worker_init hook: the worker's app is made; start its helpers."""
+    """gunicorn's post_worker_init hook: the worker's app is made; start its helpers.
+
+    A gevent worker holds the match pages' event streams (a greenlet each); another
+    worker class (GUNICORN_CMD_ARGS="--worker-class gthread") leaves the pages polling.
+    """
+    worker.wsgi.config["LIVE_PUSH"] = type(worker).__module__.endswith("ggevent")
     start_serving(worker.wsgi)
 
 

@@ -18,12 +18,13 @@ from phones import start_server, stop
 from postgresql import Databases, Server
 from waitress import create_server, wasyncore
 
-from companion import create_app
+from companion.app import create_app  # every model in db.metadata (tests/postgresql.py)
 from companion.db import db
-from companion.web.htmx import HTMX_COPY, HTMX_URL
+from companion.web.htmx import HTMX_COPY, HTMX_URL, SSE_COPY, SSE_URL
 
 TESTS = Path(__file__).resolve().parent
 HTMX_FILE = HTMX_COPY / "htmx.min.js"
+SSE_FILE = SSE_COPY / "sse.min.js"
 ARTIFACTS = TESTS / ".artifacts"
 CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -237,17 +238,33 @@ def browser():
 
 def serve_vendored_htmx(route) -> None:
     """Answer the htmx CDN request with the npm copy; CORS so the SRI check can run."""
+    serve_vendored(route, HTMX_FILE)
+
+
+def serve_vendored_sse(route) -> None:
+    """Answer the SSE extension's CDN request with the npm copy, as for htmx."""
+    serve_vendored(route, SSE_FILE)
+
+
+def serve_vendored(route, path: Path) -> None:
+    """Answer a CDN request with the npm copy of the file; CORS so the SRI check can run."""
     route.fulfill(
-        path=HTMX_FILE,
+        path=path,
         content_type="application/javascript",
         headers={"Access-Control-Allow-Origin": "*"},
     )
 
 
+def route_cdn(context) -> None:
+    """Serve the pinned CDN files to this browser context from the npm copies."""
+    context.route(HTMX_URL, serve_vendored_htmx)
+    context.route(SSE_URL, serve_vendored_sse)
+
+
 def new_phone_context(browser, **options):
     """A browser context the size of a phone, with htmx served offline."""
     context = browser.new_context(**PHONE, **options)
-    context.route(HTMX_URL, serve_vendored_htmx)
+    route_cdn(context)
     return context
 
 
@@ -255,6 +272,7 @@ def new_phone_context(browser, **options):
 def page(browser):
     """A phone-sized page (390x844, touch) with JavaScript and htmx."""
     require(HTMX_FILE.exists(), f"{HTMX_FILE} missing: run `make test` (npm install htmx.org)")
+    require(SSE_FILE.exists(), f"{SSE_FILE} missing: run `make test` (npm install htmx-ext-sse)")
     context = new_phone_context(browser)
     yield context.new_page()
     context.close()

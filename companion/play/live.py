@@ -76,13 +76,33 @@ def poll(match_id: int):
     version, table_version, player_token, watch_token = stamp
     if request.args.get("since") == str(version):
         return "", 204
-    view = "table" if request.args.get("view") == "table" else "match"
+    view = view_named(request.args.get("view"))
     part = ENTERED if request.args.get("table") == str(table_version) else ALL
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
     mine = me(match_id)
     etag = f'"{version}-{view}-{part}-{level}-{mine}-{get_locale()}"'
     if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
+    html, _form_key = regions(
+        match_id, stamp, request.args.get("table"), request.args.get("form"), view
+    )
+    response = make_response(
+        html,
+        200,
+        {"ETag": etag, "Cache-Control": "no-cache"},
+    )
+    response.compacted = True  # its pieces are: see companion.compact_html
+    return response
+
+
+def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> tuple[str, str]:
+    """What a phone showing table version ``shown_table`` and entry form ``shown_form``
+    needs to show the match at ``stamp``: the live regions (or the "Entered:" line alone,
+    at the same table version), its entry forms when they changed, and its poller; with
+    the phone's form key. A poll answers with it, a stream pushes it (``play.push``)."""
+    version, table_version, player_token, watch_token = stamp
+    part = ENTERED if shown_table == str(table_version) else ALL
+    level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
     locale = str(get_locale())
     replay = partial(replayed, match_id, version, table_version, player_token)
     key = (match_id, player_token, version, locale, part)
@@ -92,8 +112,8 @@ def poll(match_id: int):
     else:
         key = (match_id, player_token, table_version, view, level, locale)
         shared = filled(TABLES_SHOWN.through(key, lambda: render_table(replay(), view)), line)
-    form_key = phone_form_key(line.table_key, level, mine, line.entered)
-    changed_form = view == "match" and request.args.get("form") != form_key
+    form_key = phone_form_key(line.table_key, level, me(match_id), line.entered)
+    changed_form = view == "match" and shown_form != form_key
     entry = entry_forms(replay()) if changed_form else ""
     poller = compact(
         render(
@@ -105,11 +125,12 @@ def poll(match_id: int):
             view=view,
         )
     )
-    response = make_response(
-        shared + entry + poller, 200, {"ETag": etag, "Cache-Control": "no-cache"}
-    )
-    response.compacted = True  # its pieces are: see companion.compact_html
-    return response
+    return shared + entry + poller, form_key
+
+
+def view_named(name: str | None) -> str:
+    """The view a live page asks for: the TV's table view, else the match page."""
+    return "table" if name == "table" else "match"
 
 
 def read_stamp(match_id: int) -> tuple[int, int, str, str] | None:

@@ -7,7 +7,7 @@ from functools import wraps
 from flask import Response, current_app, make_response
 from flask_babel import get_locale
 
-from companion.web.htmx import HTMX_CONFIG
+from companion.web.htmx import HTMX_CONFIG, pinned_scripts
 from companion.web.i18n import LANGUAGES
 
 
@@ -60,12 +60,12 @@ def compact(html: str) -> str:
 
 
 def content_security_policy() -> str:
-    """The CSP: our own files plus the one pinned htmx script, nothing inline."""
-    # The configured URL, so a COMPANION_HTMX_URL override (a local copy) is allowed too.
+    """The CSP: our own files plus the pinned htmx scripts, nothing inline."""
+    # The configured URLs, so a COMPANION_HTMX_URL override (a local copy) is allowed too.
     return "; ".join(
         [
             "default-src 'self'",
-            f"script-src 'self' {current_app.config['HTMX_URL']}",
+            f"script-src 'self' {current_app.config['HTMX_URL']} {current_app.config['SSE_URL']}",
             "style-src 'self'",
             "img-src 'self' data:",
             "object-src 'none'",
@@ -82,4 +82,5 @@ def template_globals() -> dict:
         "current_locale": str(get_locale() or "en"),
         "languages": LANGUAGES,
         "htmx_config": HTMX_CONFIG,
+        "pinned_scripts": pinned_scripts,
     }

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from flask import current_app, render_template, request
+from flask import current_app, render_template, request, url_for
 
 # The one place the htmx version lives: base.html, the CSP and the browser tests read it.
 HTMX_VERSION = "2.0.8"
@@ -11,7 +11,14 @@ HTMX_URL = f"https://unpkg.com/htmx.org@{HTMX_VERSION}/dist/htmx.min.js"
 HTMX_INTEGRITY = "sha384-/TgkGk7p307TH7EXJDuUlgG3Ce1UVolAOFopFekQkkXihi5u/6OCvVKyz1W+idaz"
 # The same file from the npm registry, which `make run` (and `make test`) install into
 # this ignored folder: served when the CDN cannot be reached. Never committed.
-HTMX_COPY = Path(__file__).resolve().parents[2] / "vendor" / "node_modules" / "htmx.org" / "dist"
+NODE_MODULES = Path(__file__).resolve().parents[2] / "vendor" / "node_modules"
+HTMX_COPY = NODE_MODULES / "htmx.org" / "dist"
+# htmx's extension for Server-Sent Events (live pushes to the match pages), pinned the
+# same way: CDN, SRI hash of the npm package's dist/sse.min.js, and the local copy.
+SSE_VERSION = "2.2.4"
+SSE_URL = f"https://unpkg.com/htmx-ext-sse@{SSE_VERSION}/dist/sse.min.js"
+SSE_INTEGRITY = "sha384-A986SAtodyH8eg8x8irJnYUk7i9inVQqYigD6qZ9evobksGNIXfeFvDwLSHcp31N"
+SSE_COPY = NODE_MODULES / "htmx-ext-sse" / "dist"
 
 # Rendered into <meta name="htmx-config">. Indicator styles would be an inline <style>
 # (blocked by our CSP), and eval is never needed; 422 carries a form with its errors.
@@ -39,6 +46,21 @@ HTMX_CONFIG = {
         {"code": "...", "swap": False},
     ],
 }
+
+
+def pinned_scripts(sse: bool = False) -> list[dict]:
+    """What static/js/htmx-loader.js loads, in order: each file's CDN URL, SRI hash and
+    the companion's own copy. htmx, and on the live match pages its SSE extension."""
+    config = current_app.config
+    scripts = [("HTMX", "web.htmx_copy")] + ([("SSE", "web.sse_copy")] if sse else [])
+    return [
+        {
+            "src": config[f"{name}_URL"],
+            "integrity": config[f"{name}_INTEGRITY"],
+            "copy": url_for(copy, v=config[f"{name}_VERSION"]),
+        }
+        for name, copy in scripts
+    ]
 
 
 def is_fragment_request() -> bool:

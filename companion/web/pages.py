@@ -1,13 +1,14 @@
-"""Pages of the site itself: the health check and the pinned htmx file."""
+"""Pages of the site itself: the health check and the pinned htmx files."""
 
 from flask import Blueprint, current_app, send_from_directory
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from companion.db import db
-from companion.web.htmx import HTMX_COPY
+from companion.web.htmx import HTMX_COPY, SSE_COPY
 
 bp = Blueprint("web", __name__)
+YEAR = 365 * 24 * 60 * 60  # the copies' URLs carry their version (?v=)
 
 
 @bp.get("/vendor/htmx.min.js")
@@ -16,7 +17,13 @@ def htmx_copy():
 
     Its URL carries the version (?v=), so a phone may keep it for a year.
     """
-    return send_from_directory(HTMX_COPY, "htmx.min.js", max_age=365 * 24 * 60 * 60)
+    return send_from_directory(HTMX_COPY, "htmx.min.js", max_age=YEAR)
+
+
+@bp.get("/vendor/sse.min.js")
+def sse_copy():
+    """The pinned SSE extension of htmx, as htmx_copy serves htmx."""
+    return send_from_directory(SSE_COPY, "sse.min.js", max_age=YEAR)
 
 
 @bp.get("/healthz")

@@ -103,6 +103,42 @@
     if (xhr && xhr.status > 0 && xhr.status < 500) offline(false);
   });
 
+  // The match's event stream (matches/_stream.html) brings every change while it is
+  // open: the poller holds back meanwhile, and asks again the moment the stream drops
+  // (a server restart, a proxy that buffers, a blocked URL). EventSource reconnects by
+  // itself and says what this page last got, so nothing is missed.
+  // #stream's data-stream says how it is: open, reconnecting, or failed (never opened).
+  var streamOpen = false;
+  var streamWasOpen = false;
+  function streamIs(state) {
+    var stream = document.getElementById("stream");
+    if (stream) stream.setAttribute("data-stream", state);
+  }
+  document.addEventListener("htmx:sseOpen", function () {
+    streamOpen = streamWasOpen = true;
+    streamIs("open");
+    offline(false);
+  });
+  document.addEventListener("htmx:sseError", function () {
+    streamOpen = false;
+    streamIs(streamWasOpen ? "reconnecting" : "failed");
+    if (streamWasOpen) offline(true);
+  });
+  document.addEventListener("htmx:sseMessage", function () { offline(false); });
+  document.addEventListener("htmx:confirm", function (event) {
+    if (streamOpen && event.target.id === "poll") event.preventDefault();
+  });
+
+  // An entry form pushed with the key of the one shown is the same form: keep the one
+  // shown, and what is being typed in it (a phone's own entry brought it already).
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var target = event.detail.target;
+    var incoming = event.detail.fragment && event.detail.fragment.firstElementChild;
+    if (!target || target.id !== "entry" || !incoming) return;
+    var key = target.getAttribute("data-form-key");
+    if (key && key === incoming.getAttribute("data-form-key")) event.detail.shouldSwap = false;
+  });
+
   // A form sent successfully clears the notice of a request the server could not store
   // (polls, which are GETs, do not: the notice stays until the player sends again).
   document.addEventListener("htmx:afterRequest", function (event) {

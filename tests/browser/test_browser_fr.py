@@ -11,10 +11,8 @@ import re
 import pytest
 from backups import backup_file
 from browsing import explained_steps
-from conftest import serve_vendored_htmx
+from conftest import route_cdn
 from playwright.sync_api import expect
-
-from companion.web.htmx import HTMX_URL
 
 pytestmark = pytest.mark.browser
 
@@ -128,7 +126,7 @@ def test_an_evening_at_the_table_in_french(french, browser, live_server, artifac
     tv_context = browser.new_context(
         viewport={"width": 1280, "height": 720}, extra_http_headers=FRENCH
     )
-    tv_context.route(HTMX_URL, serve_vendored_htmx)
+    route_cdn(tv_context)
     try:
         tv = tv_context.new_page()
         tv.goto(f"{match_url}/table")

@@ -10,7 +10,7 @@ from browsing import (
     new_names,
     started_match,
 )
-from conftest import PHONE, serve_vendored_htmx
+from conftest import PHONE, route_cdn
 from playwright.sync_api import expect
 
 from companion.web.htmx import HTMX_URL, HTMX_VERSION
@@ -79,6 +79,35 @@ def test_without_the_cdn_htmx_comes_from_the_companion(browser, live_server, art
     finally:
         host.close()
         guest.close()
+
+
+def test_a_cdn_that_never_answers_gives_way_to_the_copy(browser, page, live_server):
+    """A home network whose DNS hangs: the CDN request never ends. After at most 3 s the
+    pinned copy comes from the companion, and nothing waited for the CDN meanwhile: the
+    page was ready (DOMContentLoaded) before htmx came."""
+    match_url = started_match(page, live_server, new_names(2, "Dns"))  # CDN served
+    context = browser.new_context(**PHONE)
+    context.add_cookies(page.context.cookies())  # the same phone: it holds the player link
+    hanging = []
+    context.route(HTMX_URL, lambda route: hanging.append(route))  # never answered
+    context.add_init_script(
+        "document.addEventListener('DOMContentLoaded', () => {"
+        " if (window.readyBeforeHtmx === undefined) window.readyBeforeHtmx = !window.htmx; })"
+    )
+    try:
+        phone = context.new_page()
+        # Not "load": a request that never ends holds the load event (not the page).
+        phone.goto(match_url, wait_until="domcontentloaded")
+        phone.wait_for_function("() => window.htmx !== undefined", timeout=10_000)
+        assert phone.evaluate("window.readyBeforeHtmx") is True
+        assert hanging, "the CDN was asked first"
+        sources = phone.eval_on_selector_all("script[src]", "els => els.map(el => el.src)")
+        assert f"{live_server}/vendor/htmx.min.js?v={HTMX_VERSION}" in sources
+        phone.evaluate("window.stillThisPage = true")
+        start_first_game(phone)  # an htmx post, with the copy
+        assert phone.evaluate("window.stillThisPage === true")
+    finally:
+        context.close()
 
 
 def test_a_phone_that_loses_the_server_says_so_and_recovers(page, live_server):
@@ -156,14 +185,14 @@ def every_page(page, live_server) -> list[str]:
 def test_no_page_logs_an_error(browser, live_server, javascript):
     """Every page, JavaScript on or off: not one console error (CSP reports included)."""
     setup = browser.new_context(**PHONE)
-    setup.route(HTMX_URL, serve_vendored_htmx)
+    route_cdn(setup)
     try:
         paths = every_page(setup.new_page(), live_server)
         cookies = setup.cookies()
     finally:
         setup.close()
     context = browser.new_context(**PHONE, java_script_enabled=javascript)
-    context.route(HTMX_URL, serve_vendored_htmx)
+    route_cdn(context)
     context.add_cookies(cookies)  # the same phone: it holds the player links
     try:
         page = context.new_page()

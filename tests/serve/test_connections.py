@@ -1,4 +1,4 @@
-"""What a phone's connection meets on the real servers: gunicorn's gthread workers
+"""What a phone's connection meets on the real servers: gunicorn's gevent workers
 (``python -m companion.serve``) and waitress (``--workers 1``).
 
 A body too large for the app is refused without being read: the answer closes the

@@ -413,3 +413,34 @@ def tokens_of(app, match_id: int) -> str:
     """The match's player link token."""
     with app.app_context():
         return db.session.get(Match, match_id).player_token
+
+
+# --- live pushes: the trigger that tells every server process ------------------------
+
+
+def test_the_migrated_match_table_notifies_its_changes_at_commit(empty_app):
+    """After `flask db upgrade`, a write to a match sends NOTIFY companion_match with its
+    id, delivered when the writing transaction commits, not before (companion.changes)."""
+    import psycopg
+
+    with empty_app.app_context():
+        upgrade()
+        url = db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(url, autocommit=True) as listener:
+            listener.execute("LISTEN companion_match")
+            db.session.execute(
+                text(
+                    "INSERT INTO match (created_at, end_kind, end_value, pro, version, "
+                    "table_version, player_token, watch_token) VALUES "
+                    "(now(), 'games', 3, false, 0, 0, 'p', 'w')"
+                )
+            )
+            assert list(listener.notifies(timeout=0.2)) == []  # not before the commit
+            db.session.commit()
+            match_id = db.session.scalar(text("SELECT id FROM match"))
+            notes = list(listener.notifies(timeout=5, stop_after=1))
+            assert [(note.channel, note.payload) for note in notes] == [
+                ("companion_match", str(match_id))
+            ]
+        db.session.remove()
+        downgrade(revision="base")

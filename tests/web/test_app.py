@@ -23,7 +23,8 @@ from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION, render
 from companion.web.network import phone_url, print_qr
 
 CSP = (
-    "default-src 'self'; script-src 'self' https://unpkg.com/htmx.org@2.0.8/dist/htmx.min.js; "
+    "default-src 'self'; script-src 'self' https://unpkg.com/htmx.org@2.0.8/dist/htmx.min.js "
+    "https://unpkg.com/htmx-ext-sse@2.2.4/dist/sse.min.js; "
     "style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'self'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
@@ -197,16 +198,16 @@ def test_page_has_no_inline_script_or_style(client):
 def test_htmx_pinned_with_sri_and_configured(client):
     """htmx comes from the pinned URL with SRI, and 422 answers are swapped."""
     tags = Tags(client.get("/").text)
-    [script, fallback, own] = tags.find("script")
-    assert script == {
-        "src": HTMX_URL,
-        "integrity": HTMX_INTEGRITY,
-        "crossorigin": "anonymous",
-        "defer": None,
-        "data-htmx-fallback": f"/vendor/htmx.min.js?v={HTMX_VERSION}",
-    }
-    # In this order: the fallback checks whether the CDN's htmx arrived.
-    assert fallback == {"src": "/static/js/htmx-fallback.js", "defer": None}
+    [loader, own] = tags.find("script")
+    assert loader["src"] == "/static/js/htmx-loader.js" and "defer" in loader
+    # The loader takes htmx from its CDN, checked by its hash, else from this server.
+    assert json.loads(loader["data-scripts"]) == [
+        {
+            "src": HTMX_URL,
+            "integrity": HTMX_INTEGRITY,
+            "copy": f"/vendor/htmx.min.js?v={HTMX_VERSION}",
+        }
+    ]
     assert own == {"src": "/static/js/table.js", "defer": None}
     [config] = [meta for meta in tags.find("meta") if meta.get("name") == "htmx-config"]
     settings = json.loads(config["content"])

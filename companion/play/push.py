@@ -1,0 +1,100 @@
+"""Live pushes: each match page (player phone, watch link, TV) keeps one event stream.
+
+``GET /matches/<id>/events`` is a stream of Server-Sent Events (htmx's SSE extension on
+the page). When the match changes, in whatever process, server or command it was
+written (``companion.changes``), the stream sends what the page's poll would have got:
+the live regions, shared by every phone of the table at that version, and this phone's
+own entry forms only when what it can enter changed (a card being typed survives).
+
+Each event's id says what the phone now shows (version, table version, form key):
+EventSource sends it back as Last-Event-ID when it reconnects, and the stream goes on
+from there, so nothing is missed. A comment every ``HEARTBEAT`` seconds keeps proxies
+and phones from dropping a quiet stream. A server that cannot hold streams open (one
+with threads, such as waitress) answers 204, and the page polls as before.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from flask import Flask, Response, abort, current_app, request
+
+from companion.changes import feed_of
+from companion.play.blueprint import bp
+from companion.play.live import read_stamp, regions, view_named
+
+HEARTBEAT = 15.0  # seconds between keep-alive comments on a quiet stream
+RETRY_MS = 1000  # how soon EventSource reconnects after a dropped stream
+
+
+class Shown(NamedTuple):
+    """What a phone shows: the match version, its table version, its entry form's key."""
+
+    version: str | None
+    table: str | None
+    form: str | None
+
+    @property
+    def event_id(self) -> str:
+        """The id of the event that brought this: EventSource returns it on reconnect."""
+        return f"{self.version} {self.table} {self.form}"
+
+
+def shown_by(request) -> Shown:
+    """What the phone shows: the last event's id on a reconnect, else the page's own."""
+    last = request.headers.get("Last-Event-ID", "").split(" ", 2)
+    if len(last) == 3:
+        return Shown(*last)
+    args = request.args
+    return Shown(args.get("since"), args.get("table"), args.get("form"))
+
+
+@bp.get("/matches/<id:match_id>/events")
+def events(match_id: int):
+    """The match's changes as they happen (text/event-stream), or 204 without push."""
+    if not current_app.config.get("LIVE_PUSH"):
+        return "", 204  # EventSource stops; the page polls
+    if read_stamp(match_id) is None:
+        abort(404)
+    app = current_app._get_current_object()
+    view = view_named(request.args.get("view"))
+    stream = changes(app, request.environ, match_id, shown_by(request), view)
+    return Response(
+        stream,
+        mimetype="text/event-stream",
+        # A buffering proxy (nginx) would hold the events back: it must pass them on.
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def changes(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
+    """The stream: what changed since ``shown``, then each change as it comes.
+
+    Each change is rendered in a request context of its own, made from the stream's
+    request (its session, language and token): nothing, a database connection least of
+    all, is held while the stream waits.
+    """
+    with feed_of(app).watching(match_id) as watch:
+        yield f"retry: {RETRY_MS}\n\n"
+        while True:
+            stamp = watch.changed(whole(shown.version), HEARTBEAT)
+            if stamp is None:
+                return  # the match is gone: the page's next request says so
+            if str(stamp[0]) == shown.version:
+                yield ": still here\n\n"
+                continue
+            with app.request_context(environ):
+                html, form_key = regions(match_id, stamp, shown.table, shown.form, view)
+            shown = Shown(str(stamp[0]), str(stamp[1]), form_key)
+            yield message("change", html, shown.event_id)
+
+
+def whole(text: str | None) -> int | None:
+    """A version as sent back by the phone, or None when it is not one."""
+    return int(text) if text and text.isdigit() else None
+
+
+def message(name: str, data: str, event_id: str) -> str:
+    """One Server-Sent Event: its name, id and data, a line of data per line."""
+    lines = "".join(f"data: {line}\n" for line in data.splitlines() or [""])
+    return f"event: {name}\nid: {event_id}\n{lines}\n"

@@ -1,0 +1,151 @@
+"""Live pushes in Chromium, on the real server (gunicorn's gevent workers, as `make run`):
+a round entered on one phone shows on another and on the TV with the poll turned off, so
+the event stream is what brings it; after a server restart nothing is missed; a blocked
+stream falls back to polling; a write by another program shows on an open page."""
+
+import conftest
+import pytest
+from conftest import HTMX_FILE, new_phone_context, require
+from driver import tokens
+from phones import CSRF, FormPhone, joined, start_server, stop
+from playwright.sync_api import expect
+
+from companion import create_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+NO_POLL = {"COMPANION_LIVE_POLL": "null"}  # the page never polls: only pushes arrive
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A function that starts the real server (env as keyword arguments) and stops it
+    after the test; the app the test writes through shares its database."""
+    require(HTMX_FILE.exists(), f"{HTMX_FILE} missing: run `make test` (npm install)")
+    servers = []
+
+    def start(port=None, **env):
+        server, port = start_server(tmp_path, port=port, **env)
+        servers.append(server)
+        return server, port
+
+    yield start
+    for server in servers:
+        stop(server)
+
+
+def database_app(tmp_path):
+    """An app on the server's database (tests/phones.py start_server)."""
+    return create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
+
+
+def open_pages(browser, base: str, app, match_id: int):
+    """A player's phone (Ben's, by the player link) and the TV view, both live."""
+    player_token, _watch = tokens(app, match_id)
+    phone_context, tv_context = new_phone_context(browser), new_phone_context(browser)
+    phone = phone_context.new_page()
+    phone.goto(f"{base}/matches/{match_id}/join/{player_token}")
+    tv = tv_context.new_page()
+    tv.set_viewport_size({"width": 1280, "height": 720})
+    tv.goto(f"{base}/matches/{match_id}/table")
+    for page in (phone, tv):
+        expect(page.locator("#stream")).to_have_attribute("data-stream", "open")
+    return phone, tv, (phone_context, tv_context)
+
+
+def enter_round(sender: FormPhone, match_id: int, ids, cards) -> None:
+    """One phone sends the whole round through the server."""
+    data = {f"card-{pid}": str(card) for pid, card in zip(ids, cards, strict=True)}
+    page = sender.page(f"/matches/{match_id}")
+    data.update(csrf_token=CSRF.search(page).group(1), game="1", round=str(round_of(page)))
+    assert sender.request(f"/matches/{match_id}/rounds", data) == 303
+
+
+def round_of(page: str) -> int:
+    """The round the match page asks for next."""
+    return int(page.split('name="round" value="', 1)[1].split('"', 1)[0])
+
+
+def shows_step(page, name: str, card: int):
+    """The round summary's step of ``name``'s ``card``."""
+    return page.locator(".summary-step", has_text=name).filter(has_text=str(card))
+
+
+def test_a_round_sent_on_one_phone_is_pushed_to_another_and_to_the_tv(browser, served, tmp_path):
+    _server, port = served(**NO_POLL)
+    base = f"http://127.0.0.1:{port}"
+    app = database_app(tmp_path)
+    _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
+    phone, tv, contexts = open_pages(browser, base, app, match_id)
+    try:
+        enter_round(sender, match_id, ids, [41, 42, 43])
+        for page in (phone, tv):
+            expect(shows_step(page, "Cleo", 43)).to_be_visible()
+        enter_round(sender, match_id, ids, [44, 45, 46])
+        for page in (phone, tv):
+            expect(shows_step(page, "Cleo", 46)).to_be_visible()
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_after_a_server_restart_the_pages_reconnect_and_miss_nothing(browser, served, tmp_path):
+    server, port = served(**NO_POLL)
+    base = f"http://127.0.0.1:{port}"
+    app = database_app(tmp_path)
+    client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
+    phone, tv, contexts = open_pages(browser, base, app, match_id)
+    try:
+        phone.get_by_label("Anna", exact=True).fill("4")  # typing when the server goes
+        stop(server)
+        expect(phone.locator("#offline")).to_be_visible()  # "Reconnecting…"
+        expect(phone.get_by_label("Anna", exact=True)).to_have_value("4")  # kept
+        # A round written while no server runs, by the phone that made the match.
+        data = {"card-1": "41", "card-2": "42", "card-3": "43", "game": "1", "round": "1"}
+        assert client.post(f"/matches/{match_id}/rounds", data=data).status_code == 303
+        served(port=port, **NO_POLL)
+        for page in (phone, tv):
+            expect(shows_step(page, "Cleo", 43)).to_be_visible()
+        expect(phone.locator("#offline")).to_be_hidden()
+        enter_round(sender, match_id, ids, [44, 45, 46])  # and the stream goes on
+        for page in (phone, tv):
+            expect(shows_step(page, "Cleo", 46)).to_be_visible()
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_a_blocked_stream_falls_back_to_polling(browser, served, tmp_path):
+    _server, port = served()  # polling on, as served to phones
+    base = f"http://127.0.0.1:{port}"
+    app = database_app(tmp_path)
+    _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
+    context = new_phone_context(browser)
+    try:
+        context.route("**/events?*", lambda route: route.abort())  # a proxy that refuses it
+        phone = context.new_page()
+        phone.goto(f"{base}/matches/{match_id}/join/{tokens(app, match_id)[0]}")
+        expect(phone.locator("#stream")).to_have_attribute("data-stream", "failed")
+        enter_round(sender, match_id, ids, [41, 42, 43])
+        expect(shows_step(phone, "Cleo", 43)).to_be_visible()
+        expect(phone.locator("#offline")).to_be_hidden()  # polling works: nothing to say
+    finally:
+        context.close()
+
+
+def test_a_write_by_another_program_shows_on_an_open_page(browser, served, tmp_path):
+    """The command line (or any program on the database) writes without the server: the
+    server's watcher sees the database change and pushes it to the match's pages."""
+    _server, port = served(**NO_POLL)
+    base = f"http://127.0.0.1:{port}"
+    app = database_app(tmp_path)
+    client, _ids, match_id, _phones = joined(app, base, 1, FormPhone)
+    phone, tv, contexts = open_pages(browser, base, app, match_id)
+    try:
+        data = {"card-1": "41", "card-2": "42", "card-3": "43", "game": "1", "round": "1"}
+        assert client.post(f"/matches/{match_id}/rounds", data=data).status_code == 303
+        for page in (phone, tv):
+            expect(shows_step(page, "Cleo", 43)).to_be_visible()
+    finally:
+        for context in contexts:
+            context.close()

@@ -1,0 +1,208 @@
+"""Live pushes: a match page's event stream sends each change as it is written, what the
+poll would have sent, and goes on from Last-Event-ID after a reconnect."""
+
+import queue
+import re
+import threading
+import time
+
+import pytest
+from driver import add_players, enter_round, i_am, phone, start_game, start_match, tokens
+
+from companion.db import db
+from companion.models import Match
+from companion.play import push
+
+PUSH = pytest.mark.app_config(LIVE_PUSH=True)
+WAIT = 10  # seconds a test waits for an event before it fails
+
+
+@pytest.fixture(autouse=True)
+def short_heartbeat(monkeypatch):
+    """A comment every 0.1 s: a closed test stream ends at its next one."""
+    monkeypatch.setattr(push, "HEARTBEAT", 0.1)
+
+
+class Stream:
+    """A stream read by a thread of its own, event by event (comments too)."""
+
+    def __init__(self, client, path: str, **headers):
+        self.response = client.get(path, headers=headers, buffered=False)
+        self.events: queue.Queue = queue.Queue()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self) -> None:
+        """Split what arrives into events (blocks separated by a blank line); close the
+        stream here, in the thread that runs it, once the test is done with it."""
+        pending = ""
+        try:
+            for chunk in self.response.response:
+                if self.stopped.is_set():
+                    break
+                pending += chunk.decode() if isinstance(chunk, bytes) else chunk
+                while "\n\n" in pending:
+                    block, pending = pending.split("\n\n", 1)
+                    self.events.put(block)
+        finally:
+            self.response.close()
+
+    def next(self) -> str:
+        """The next event or comment."""
+        return self.events.get(timeout=WAIT)
+
+    def next_change(self) -> dict:
+        """The next "change" event: its id and data (comments in between are skipped)."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            block = self.next()
+            if block.startswith("event: change"):
+                lines = block.split("\n")
+                return {
+                    "id": lines[1].removeprefix("id: "),
+                    "data": "\n".join(line[6:] for line in lines[2:]),
+                }
+        raise AssertionError(f"no change within {WAIT} s")
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=WAIT)
+        assert not self.thread.is_alive()
+
+
+def player(app, match_id):
+    """Another phone, joined with the match's player link."""
+    return phone(app, match_id, tokens(app, match_id)[0])
+
+
+def versions_of(app, match_id):
+    with app.app_context():
+        match = db.session.get(Match, match_id)
+        return match.version, match.table_version
+
+
+def test_without_push_the_stream_says_204_and_the_page_polls(client, table):
+    _ids, match_id = table
+    assert client.get(f"/matches/{match_id}/events").status_code == 204
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert "sse-connect" not in page
+    assert 'hx-trigger="every 2s"' in page
+
+
+@PUSH
+def test_a_match_page_opens_its_stream_outside_what_its_entries_replace(client, table):
+    _ids, match_id = table
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    version, table_version = versions_of(client.application, match_id)
+    stream = re.search(r'<div id="stream"[^>]*>', page).group(0)
+    assert 'hx-ext="sse"' in stream
+    assert f"/matches/{match_id}/events?since={version}&amp;table={table_version}" in stream
+    # After #match closes: a phone's own entry swaps #match, the stream stays open.
+    assert page.index('id="stream"') > page.index('id="poll"')
+    assert "htmx-ext-sse@" in page
+    tv = client.get(f"/matches/{match_id}/table").get_data(as_text=True)
+    assert re.search(r'<div id="stream"[^>]*view=table', tv)
+
+
+@PUSH
+def test_a_write_from_another_phone_is_pushed_with_the_live_regions(app, client, table):
+    (anna, ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    stream = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
+    try:
+        assert stream.next() == f"retry: {push.RETRY_MS}"
+        other = player(app, match_id)
+        assert enter_round(other, match_id, {anna: 41, ben: 42, 3: 43}).status_code == 303
+        change = stream.next_change()
+        new_version, new_table = versions_of(app, match_id)
+        assert change["id"].split(" ")[:2] == [str(new_version), str(new_table)]
+        assert re.search(r'id="live-table"[^>]*hx-swap-oob="true"', change["data"])
+        assert 'id="live-score" hx-swap-oob="true"' in change["data"]
+        assert f"since={new_version}" in change["data"]  # the poller, for a fallback later
+    finally:
+        stream.close()
+
+
+@PUSH
+def test_a_reconnect_goes_on_from_the_last_event_id(app, client, table):
+    """EventSource sends back the last id: what changed since then comes at once, and
+    nothing is sent again when nothing did."""
+    (anna, ben, cleo), match_id = table
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    first = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
+    try:
+        assert enter_round(client, match_id, {ben: 42}).status_code == 303
+        last_id = first.next_change()["id"]
+    finally:
+        first.close()
+    enter_round(client, match_id, {cleo: 43})  # while the stream was away
+    # The page's own URL is stale now; Last-Event-ID says what it shows.
+    again = Stream(
+        client,
+        f"/matches/{match_id}/events?since={version}&table={table_version}",
+        **{"Last-Event-ID": last_id},
+    )
+    try:
+        change = again.next_change()
+        assert change["id"].split(" ")[0] == str(versions_of(app, match_id)[0])
+        # The same table version as the last event: the "Entered:" line alone.
+        assert '<p class="entered" id="entered" hx-swap-oob="true">' in change["data"]
+        assert 'id="live-table"' not in change["data"]
+    finally:
+        again.close()
+
+
+@PUSH
+def test_the_entry_form_comes_only_when_what_the_phone_can_enter_changed(app, client, table):
+    (anna, ben, cleo), match_id = table
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    form_key = re.search(r'id="entry" data-form-key="([^"]+)"', page).group(1)
+    stream = Stream(
+        client,
+        f"/matches/{match_id}/events?since={version}&table={table_version}&form={form_key}",
+    )
+    try:
+        other = player(app, match_id)
+        i_am(other, match_id, ben)
+        assert enter_round(other, match_id, {ben: 42}).status_code == 303
+        assert 'id="entry"' not in stream.next_change()["data"]  # Anna still types hers
+        assert enter_round(other, match_id, {anna: 41, cleo: 43}).status_code == 303
+        assert 'id="entry"' in stream.next_change()["data"]  # the round is placed
+    finally:
+        stream.close()
+
+
+@PUSH
+def test_a_quiet_stream_sends_a_comment_to_stay_open(app, client, table):
+    _ids, match_id = table
+    version, table_version = versions_of(app, match_id)
+    stream = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
+    try:
+        assert stream.next().startswith("retry:")
+        assert stream.next() == ": still here"  # every HEARTBEAT seconds (15 when serving)
+    finally:
+        stream.close()
+
+
+@PUSH
+def test_a_new_game_started_elsewhere_is_pushed(app, client):
+    """Starting cards, not only rounds: any write that moves the version."""
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    version, table_version = versions_of(app, match_id)
+    stream = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
+    try:
+        assert start_game(player(app, match_id), match_id, [12, 24, 37, 40]).status_code == 303
+        assert 'id="live-table"' in stream.next_change()["data"]
+    finally:
+        stream.close()
+
+
+@PUSH
+def test_a_stream_of_a_match_that_does_not_exist_is_404(client):
+    assert client.get("/matches/999/events").status_code == 404

@@ -1,0 +1,102 @@
+"""Live pushes across servers: two app servers on one database (a club's PostgreSQL with
+--database=postgresql, else one SQLite file), a card sent through one reaches an open
+stream on the other; and the real server holds streams without holding up requests."""
+
+import http.client
+import time
+
+import conftest
+import pytest
+from driver import tokens
+from phones import CSRF, FormPhone, answers, joined, start_server, stop
+
+from companion import create_app
+
+pytestmark = [pytest.mark.database, pytest.mark.slow]
+
+WAIT = 10  # seconds to wait for an event before failing
+
+
+class EventStream:
+    """A match's event stream on a server, read line by line over plain HTTP."""
+
+    def __init__(self, port: int, path: str):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+        self.connection.request("GET", path, headers={"Accept": "text/event-stream"})
+        self.response = self.connection.getresponse()
+        assert self.response.status == 200
+        assert self.response.getheader("Content-Type").startswith("text/event-stream")
+
+    def next_event(self) -> dict:
+        """The next event (comments skipped): its name, id and data."""
+        deadline = time.monotonic() + WAIT
+        event: dict = {}
+        while time.monotonic() < deadline:
+            line = self.response.fp.readline().decode().rstrip("\n")
+            if line.startswith(":"):
+                continue
+            if not line:
+                if "event" in event:
+                    return event
+                continue
+            name, _, value = line.partition(": ")
+            event[name] = event[name] + "\n" + value if name in event else value
+        raise AssertionError(f"no event within {WAIT} s")
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def send_round(sender: FormPhone, match_id: int, ids, cards) -> None:
+    """One phone sends the whole round through its server."""
+    page = sender.page(f"/matches/{match_id}")
+    data = {f"card-{pid}": str(card) for pid, card in zip(ids, cards, strict=True)}
+    round_number = page.split('name="round" value="', 1)[1].split('"', 1)[0]
+    data.update(csrf_token=CSRF.search(page).group(1), game="1", round=round_number)
+    assert sender.request(f"/matches/{match_id}/rounds", data) == 303
+
+
+def test_a_card_sent_to_one_server_is_pushed_by_the_other(tmp_path):
+    first, first_port = start_server(tmp_path)
+    second, second_port = start_server(tmp_path)
+    try:
+        app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
+        _client, ids, match_id, [sender] = joined(
+            app, f"http://127.0.0.1:{first_port}", 1, FormPhone
+        )
+        token = tokens(app, match_id)[0]
+        stream = EventStream(second_port, f"/matches/{match_id}/events?since=0&table=0")
+        try:
+            assert stream.next_event()["event"] == "change"  # the page's state, at once
+            send_round(sender, match_id, ids, [41, 42, 43])
+            change = stream.next_event()
+            assert change["event"] == "change"
+            assert "43" in change["data"] and "Cleo" in change["data"]
+        finally:
+            stream.close()
+        assert token  # the link the sender joined with (phones.joined)
+    finally:
+        stop(first)
+        stop(second)
+
+
+def test_open_streams_hold_no_thread(tmp_path):
+    """Many more open streams than a threaded server has threads: pages still answer."""
+    server, port = start_server(tmp_path)
+    try:
+        app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
+        _client, _ids, match_id, _phones = joined(app, f"http://127.0.0.1:{port}", 0)
+        streams = [
+            EventStream(port, f"/matches/{match_id}/events?since=0&table=0") for _ in range(60)
+        ]
+        try:
+            assert answers(port)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+            connection.request("GET", "/healthz")
+            assert connection.getresponse().status == 200
+            connection.close()
+        finally:
+            for stream in streams:
+                stream.close()
+    finally:
+        stop(server)
