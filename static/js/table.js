@@ -149,6 +149,22 @@
     }
   });
 
+  // Your turn: a row choice for the player this phone is ("I am Anna") arrives with a
+  // short vibration, where the browser allows it and the page is in view; once a choice.
+  var buzzed = null;
+  function yourTurn() {
+    var entry = document.getElementById("entry");
+    var choice = document.querySelector(".row-choice-live[data-chooser]");
+    var mine = entry && choice && entry.getAttribute("data-me") === choice.getAttribute("data-chooser");
+    if (!mine) return;
+    var key = choice.getAttribute("data-choice-key");
+    if (key === buzzed) return;
+    buzzed = key;
+    if (document.visibilityState === "visible" && navigator.vibrate) navigator.vibrate(200);
+  }
+  document.addEventListener("htmx:afterSettle", yourTurn);
+  document.addEventListener("htmx:sseMessage", yourTurn);
+
   // Keep the screen awake during a match, where the browser allows it.
   var wakeLock = null;
   var asking = false;

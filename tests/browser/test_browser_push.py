@@ -149,3 +149,31 @@ def test_a_write_by_another_program_shows_on_an_open_page(browser, served, tmp_p
     finally:
         for context in contexts:
             context.close()
+
+
+def test_your_turn_comes_in_the_same_push_with_a_short_vibration(browser, served, tmp_path):
+    """Anna's phone ("I am Anna") gets her too-low choice with the push that placed the
+    round's cards, and buzzes once; the TV says who is choosing."""
+    _server, port = served(**NO_POLL)
+    base = f"http://127.0.0.1:{port}"
+    app = database_app(tmp_path)
+    _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
+    phone, tv, contexts = open_pages(browser, base, app, match_id)
+    try:
+        phone.get_by_role("button", name="I am Anna").click()
+        expect(phone.get_by_text("You are Anna on this phone.")).to_be_visible()
+        phone.evaluate(
+            "() => { navigator.vibrate = (pattern) => {"
+            " (window.buzzes ||= []).push(pattern); return true; }; }"
+        )
+        expect(phone.locator("#stream")).to_have_attribute("data-stream", "open")
+        phone.evaluate("window.stillThisPage = true")
+        enter_round(sender, match_id, ids, [5, 42, 43])  # Anna's 5 is lower than every row
+        expect(phone.locator(".row-choice-live[data-chooser]")).to_be_visible()
+        expect(phone.locator("#row-1")).to_be_visible()  # her row buttons
+        assert phone.evaluate("window.buzzes") == [200]
+        assert phone.evaluate("window.stillThisPage === true")  # pushed, not reloaded
+        expect(tv.locator(".choosing")).to_contain_text("Anna")
+    finally:
+        for context in contexts:
+            context.close()
