@@ -10,7 +10,6 @@ from companion import backup, household, play, resolver, sqlite, web
 from companion.commands import register_commands
 from companion.config import PROJECT_ROOT, configure
 from companion.db import csrf, db, migrate
-from companion.play.live import QuietPolls
 from companion.web.faults import check_storage
 
 
@@ -41,5 +40,4 @@ def create_app(test_config: dict | None = None) -> Flask:
     resolver.init_app(app)
     app.register_blueprint(backup.bp)
     register_commands(app)
-    app.wsgi_app = QuietPolls(app)  # a quiet live poll is answered before Flask runs
     return app

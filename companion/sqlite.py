@@ -6,7 +6,6 @@
   IMMEDIATE, after queueing on a writer lock: threads on a thread lock, the server's
   worker processes on a file lock beside the database, each for WRITE_WAIT at most.
 - Server processes checkpoint the write-ahead log from a thread of their own.
-- A live poll reads its match's stamp on a plain connection of its thread.
 """
 
 import logging
@@ -258,36 +257,6 @@ def checkpoint(engine) -> None:
         connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     finally:
         connection.close()
-
-
-class StampReader:
-    """A match's versions and link tokens, read before Flask runs
-    (``companion.play.live.QuietPolls``).
-
-    Each thread keeps a plain sqlite3 connection in autocommit, so every read sees the
-    latest write and costs no more than the query.
-    """
-
-    QUERY = "SELECT version, table_version, player_token, watch_token FROM match WHERE id = ?"
-
-    def __init__(self, path: str):
-        self.path = path
-        self.local = threading.local()
-
-    def __call__(self, match_id: int) -> tuple | None:
-        """The stamp, or None (no such match, not migrated yet, or busy: Flask answers)."""
-        try:
-            return self.connection().execute(self.QUERY, (match_id,)).fetchone()
-        except sqlite3.Error:
-            return None
-
-    def connection(self) -> sqlite3.Connection:
-        """This thread's own connection."""
-        connection = getattr(self.local, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(self.path, isolation_level=None, timeout=5)
-            self.local.connection = connection
-        return connection
 
 
 os.register_at_fork(after_in_child=_forget_writer_locks)

@@ -1,7 +1,9 @@
-"""Live updates: phones poll a match every 2 s; the table view for a tablet or TV.
+"""Live updates by polling, and the table view for a tablet or TV.
 
-A poll costs one tiny query while nothing changed (204, answered by ``QuietPolls``
-before Flask runs, on SQLite and PostgreSQL alike). When something did, the answer is
+A match page gets every change pushed on its event stream (``companion.play.push``);
+it polls every 2 s only while it has no stream (a server with threads, a proxy that
+buffers, a blocked URL), and the stream pushes the same regions a poll answers with.
+A poll costs one small query while nothing changed (204). When something did, the answer is
 made of pieces rendered once (from the version's shared replay, ``state.replayed``),
 compacted, and served from memory to the other phones of the table: the live regions
 once per table version, view, access level and language, and the "Entered:" line, the
@@ -12,30 +14,18 @@ current table version gets that line alone. Only each phone's CSRF token, poller
 
 from __future__ import annotations
 
-import contextlib
-import re
-import threading
-from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
-from urllib.parse import parse_qs
 
 from flask import abort, make_response, request, session
 from flask_babel import get_locale
 from flask_wtf.csrf import generate_csrf
-from sqlalchemy.exc import SQLAlchemyError
-from werkzeug.sansio.utils import host_is_trusted
 
-from companion.db import db
 from companion.memo import Memo
-from companion.models import MAX_ID
 from companion.play.blueprint import bp
 from companion.play.board import board, entry_view, phone_form_key, table_key
-from companion.rules import whole_number
-from companion.sqlite import StampReader
 from companion.state import MATCH_STAMP, MatchState, current_state, read, replayed
 from companion.web.access import LINKS, level_for, me
-from companion.web.guard import ID_PATTERN
 from companion.web.headers import compact
 from companion.web.htmx import render
 
@@ -44,7 +34,6 @@ ENTERED_SLOT = "\x00entered\x00"  # stands for a version's "Entered:" line in th
 TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, level, language
 ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
 ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
-STAMP = "companion.match_stamp"  # environ: what QuietPolls read of the match, for poll
 
 
 class TableShown(NamedTuple):
@@ -70,7 +59,7 @@ def poll(match_id: int):
     hidden cards entered since: it gets the "Entered:" line alone. Plain clients may
     poll with If-None-Match instead and get 304 while nothing changes.
     """
-    stamp = request.environ.get(STAMP) or read_stamp(match_id)
+    stamp = read_stamp(match_id)
     if stamp is None:
         abort(404)
     version, table_version, player_token, watch_token = stamp
@@ -178,115 +167,3 @@ def entered_line(state: MatchState, part: str) -> EnteredLine:
         html = compact(render("matches/_entered.html", **context))
     entered = frozenset(current.entered) if current else frozenset()
     return EnteredLine(html, entered, table_key(state))
-
-
-# The route's own id pattern: "/matches/01/live" is a 404 there, so no quiet answer here.
-LIVE_PATH = re.compile(rf"/matches/({ID_PATTERN})/live")
-QUIET_HEADERS = [
-    ("X-Content-Type-Options", "nosniff"),
-    ("Referrer-Policy", "same-origin"),
-    ("Content-Length", "0"),
-]
-
-
-class QuietPolls:
-    """WSGI middleware: a poll whose match is still at ``since`` gets 204 at once.
-
-    Most polls are such: every phone asks every 2 s, and a table changes a few times a
-    minute. Answering them costs one indexed read of the match's stamp (versions and
-    link tokens) in the database, without a request context, session, or ORM; every
-    other request (and a poll whose version moved on, or of a match that does not
-    exist) goes to Flask, whose ``poll`` gives the same answers, taking the stamp read
-    here rather than reading it again. So does a poll for a name that is not the
-    companion's: it is refused there (see companion.web.guard). The version read from
-    the database decides, so every server process (and server) sharing the database
-    gives the same answer. An SQLite database in memory has no quiet way in: there
-    every poll goes to Flask.
-    """
-
-    def __init__(self, app):
-        self.wsgi_app = app.wsgi_app
-        self.read_stamp = stamp_reader(app)
-        self.trusted_hosts = app.config["TRUSTED_HOSTS"]
-
-    def __call__(self, environ, start_response):
-        if (
-            self.read_stamp
-            and environ.get("REQUEST_METHOD") == "GET"
-            and host_is_trusted(environ.get("HTTP_HOST"), self.trusted_hosts)
-        ):
-            found = LIVE_PATH.fullmatch(environ.get("PATH_INFO", ""))
-            match_id = whole_number(found.group(1), 0, MAX_ID) if found else None
-            stamp = self.read_stamp(match_id) if match_id is not None else None
-            if stamp is not None:
-                if quiet(stamp, environ.get("QUERY_STRING", "")):
-                    start_response("204 NO CONTENT", QUIET_HEADERS)
-                    return []
-                environ[STAMP] = stamp
-        return self.wsgi_app(environ, start_response)
-
-
-def quiet(stamp: tuple, query: str) -> bool:
-    """True when the poll's ``since`` is the match's current version."""
-    since = parse_qs(query).get("since")
-    return bool(since) and since[0] == str(stamp[0])
-
-
-def stamp_reader(app) -> Callable[[int], tuple | None] | None:
-    """How QuietPolls reads a match's stamp: SQLite's own connections (a file), a
-    connection of each serving thread's own on a database server, or None (SQLite in
-    memory)."""
-    with app.app_context():
-        engine = db.engine
-    if engine.dialect.name != "sqlite":
-        return ServerStampReader(engine)
-    path = engine.url.database
-    return StampReader(path) if path and path != ":memory:" else None
-
-
-class ServerStampReader:
-    """A match's stamp from a database server, on a connection of this thread's own in
-    autocommit: one round trip a poll. A pooled connection cost a checkout, a ping and
-    setting autocommit every time (a quiet poll on PostgreSQL took as much CPU as a
-    changed one on SQLite). A connection that fails is closed, that poll goes to Flask,
-    and the next one opens a new connection.
-    """
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.sql = str(MATCH_STAMP.compile(dialect=engine.dialect))  # the driver's own
-        self.local = threading.local()
-
-    def __call__(self, match_id: int) -> tuple | None:
-        """The stamp, or None (no such match, or the server failed: Flask answers)."""
-        try:
-            cursor = self.connection().cursor()
-            try:
-                cursor.execute(self.sql, {"match_id": match_id})
-                row = cursor.fetchone()
-            finally:
-                cursor.close()
-        except (self.engine.dialect.loaded_dbapi.Error, SQLAlchemyError):
-            self.drop()
-            return None
-        return tuple(row) if row else None
-
-    def connection(self):
-        """This thread's connection, taken out of the app's pool (its settings, its
-        driver) for good, in autocommit so every read sees the latest commit."""
-        connection = getattr(self.local, "connection", None)
-        if connection is None:
-            pooled = self.engine.raw_connection()
-            pooled.detach()
-            connection = pooled.dbapi_connection
-            self.engine.dialect.set_isolation_level(connection, "AUTOCOMMIT")
-            self.local.connection = connection
-        return connection
-
-    def drop(self) -> None:
-        """Close this thread's connection after a failure; the next poll opens another."""
-        connection = getattr(self.local, "connection", None)
-        self.local.connection = None
-        if connection is not None:
-            with contextlib.suppress(self.engine.dialect.loaded_dbapi.Error):
-                connection.close()

@@ -1,5 +1,5 @@
-"""Live polls: 204 until something changes, 304 to a conditional request, the quiet poll
-before Flask, the versions that decide, the table view."""
+"""Live polls: 204 until something changes, 304 to a conditional request, the versions
+that decide, the table view."""
 
 import random
 import re
@@ -166,21 +166,7 @@ def test_a_shared_live_render_carries_each_phones_own_csrf_token(client, app, ta
     assert len(set(found)) == 3
 
 
-def test_a_quiet_poll_is_answered_before_flask(client, app, table, monkeypatch):
-    """A poll at the current version gets 204 from QuietPolls: no view runs at all."""
-    _, match_id = table
-    with app.app_context():
-        version = db.session.get(Match, match_id).version
-    views = []
-    monkeypatch.setitem(app.view_functions, "play.poll", lambda **kw: views.append(kw) or "")
-    quiet = client.get(f"/matches/{match_id}/live?since={version}&form=x&view=match")
-    assert quiet.status_code == 204 and quiet.get_data() == b"" and views == []
-    client.get(f"/matches/{match_id}/live?since={version - 1}")  # moved on: Flask's turn
-    client.get(f"/matches/{match_id}/live?since=abc")
-    assert len(views) == 2
-
-
-def test_polls_the_middleware_passes_on_get_flasks_answers(client, app, table):
+def test_polls_answer_404_then_the_change_then_204(client, app, table):
     (anna, _ben, _cleo), match_id = table
     i_am(client, match_id, anna)
     assert client.get("/matches/999/live?since=0").status_code == 404

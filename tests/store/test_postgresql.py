@@ -27,7 +27,6 @@ from companion.backup.copies import copy_target
 from companion.db import db
 from companion.derived import MATCH_ROWS_LOCK, in_commit_order
 from companion.models import GameResult, Match, Play, Player, Round
-from companion.play import live
 from companion.sqlite import checkpoint_in_background
 from companion.store import writing
 from companion.web.faults import StorageError, check_storage
@@ -345,22 +344,6 @@ def test_a_card_sent_to_one_app_ends_the_quiet_polls_of_the_other(app, client, s
     assert count(app, Play) == 0  # hidden until every card is in
     answer = other.get(poll)
     assert answer.status_code == 200 and "Anna" in answer.text
-
-
-def test_the_quiet_poll_reader_opens_a_new_connection_after_its_own_died(app, table):
-    """The stamp reader keeps one connection per thread; killed on the server, that poll
-    goes to Flask (None) and the next one reads on a new connection."""
-    _, match_id = table
-    with app.app_context():
-        version = db.session.get(Match, match_id).version
-    reader = live.stamp_reader(app)
-    assert reader(match_id)[0] == version
-    pid = reader.connection().info.backend_pid
-    with app.app_context(), db.engine.connect() as connection:
-        connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-    assert reader(match_id) is None
-    assert reader(match_id)[0] == version
-    assert reader.connection().info.backend_pid != pid
 
 
 # --- two real servers on one database --------------------------------------------------

@@ -76,7 +76,7 @@ def test_the_refusal_speaks_the_phones_language(client):
 
 
 def test_a_quiet_poll_for_another_host_name_is_refused_too(client, app):
-    """QuietPolls answers before Flask: it must not answer 204 to a foreign name."""
+    """A poll, the request every page without a stream repeats, is no way in either."""
     ids = add_players(client, "Anna", "Ben")
     match_id = start_match(client, ids)
     with app.app_context():

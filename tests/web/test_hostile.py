@@ -3,8 +3,7 @@
 The walk takes every rule of the app's URL map and sends it huge, negative, 5,000-digit,
 unicode and empty values: in each path argument, in each query value or form field the
 view reads (recorded while it serves a valid request, plus the fields of that request),
-and every method the rule does not allow. The quiet-poll shortcut (``QuietPolls``) is the
-app's WSGI entry, so the live poll's path and ``since`` go through it too.
+and every method the rule does not allow.
 
 Each write that gets through is undone (the database is restored from its seed), so
 every hostile value meets the match in the state its valid request was made for.
@@ -248,7 +247,7 @@ class Walker:
                 response = self.client.get(path + ("?" + urlencode(values) if values else ""))
             else:
                 response = self.client.open(path, method=method, data=values)
-        except Exception as error:  # raised before Flask (QuietPolls): a bare 500
+        except Exception as error:  # raised outside Flask's handlers: a bare 500
             response = Response(repr(error)[:200], 500)
         if hostile:
             TALLY.sent += 1
@@ -348,8 +347,8 @@ def test_no_5xx_for_any_text_in_any_field(walker, data, value):
 
 
 @pytest.mark.parametrize("match_id", [str(2**63), "9" * 5000, "0" * 4999 + "1"])
-def test_the_quiet_poll_shortcut_hands_huge_ids_to_flask(client, match_id):
-    """Before, QuietPolls raised OverflowError: a bare 500 without the security headers."""
+def test_a_poll_of_a_huge_id_is_a_404(client, match_id):
+    """A shortcut before Flask once raised OverflowError: a bare 500 without headers."""
     response = client.get(f"/matches/{match_id}/live?since=0")
     assert response.status_code == 404
     assert "Content-Security-Policy" in response.headers
