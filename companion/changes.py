@@ -9,8 +9,8 @@ every watched match, whichever process, server or command wrote it:
   of its own and reads the stamps of the matches named.
 - SQLite: the watcher asks ``PRAGMA data_version`` on a connection of its own every
   ``SQLITE_EVERY`` seconds (it moves when any other connection commits) and then reads
-  the stamps of the watched matches. A restore that puts another file in place is seen
-  by its inode, and the connection opened again.
+  the stamps of the watched matches. (``flask restore``, which puts another file in
+  place, waits for the server to stop.)
 
 The watcher is a thread, and a greenlet under gevent's monkey-patching (the server's
 worker): it runs only while some stream watches, and each stream waits on an event of
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -103,7 +102,7 @@ class Feed:
         with self.lock:
             watch = self.watches.setdefault(match_id, Watch())
             watch.streams += 1
-            if self.watcher is None or not self.watcher.is_alive():
+            if self.watcher is None:
                 self.watcher = threading.Thread(target=self.run, daemon=True, name="match-changes")
                 self.watcher.start()
         try:
@@ -133,9 +132,16 @@ class Feed:
                 watch.moved(stamps.get(match_id))
 
     def run(self) -> None:
-        """Follow the database until no stream watches; start again after a failure."""
+        """Follow the database until no stream watches; start again after a failure.
+
+        The watcher leaves under the lock, so a stream that comes meanwhile either
+        keeps it running or finds none and starts the next."""
         follow = listen if self.engine.dialect.name == "postgresql" else poll_sqlite
-        while self.watches:
+        while True:
+            with self.lock:
+                if not self.watches:
+                    self.watcher = None
+                    return
             try:
                 follow(self)
             except Exception as error:  # the database went away: try again shortly
@@ -148,15 +154,13 @@ def poll_sqlite(feed: Feed) -> None:
     path = feed.engine.url.database
     connection = sqlite3.connect(path, isolation_level=None, timeout=5)
     try:
-        inode, seen = os.stat(path).st_ino, None
+        seen = None
         while feed.watches:
             version = connection.execute("PRAGMA data_version").fetchone()[0]
             if version != seen:
                 seen = version
                 feed.refresh()
             time.sleep(SQLITE_EVERY)
-            if os.stat(path).st_ino != inode:  # a restore put another file in place
-                return
     finally:
         connection.close()
 

@@ -1,0 +1,50 @@
+"""The change feed (companion.changes): one watcher per process follows the database for
+the streams' matches, stops with the last stream and starts with the next."""
+
+import time
+
+from driver import enter_round, i_am
+
+from companion.changes import feed_of
+from companion.db import db
+from companion.models import Match
+
+WAIT = 10  # seconds a change may take before the test fails
+
+
+def version_of(app, match_id) -> int:
+    with app.app_context():
+        return db.session.get(Match, match_id).version
+
+
+def until(condition) -> None:
+    """Wait for ``condition()`` (a state the watcher reaches by itself), at most WAIT s."""
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_a_write_wakes_the_watch_of_its_match(app, client, table):
+    (anna, ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    feed = feed_of(app)
+    with feed.watching(match_id) as watch:
+        version = watch.stamp[0]
+        assert watch.changed(version, timeout=0.05)[0] == version  # nothing yet
+        enter_round(client, match_id, {ben: 42})
+        assert watch.changed(version, timeout=WAIT)[0] == version + 1
+
+
+def test_the_watcher_stops_with_the_last_stream_and_starts_with_the_next(app, client, table):
+    (anna, _ben, cleo), match_id = table
+    i_am(client, match_id, anna)
+    feed = feed_of(app)
+    with feed.watching(match_id):
+        assert feed.watcher is not None
+    until(lambda: feed.watcher is None)
+    assert feed.watches == {}
+    with feed.watching(match_id) as watch:
+        version = watch.stamp[0]
+        enter_round(client, match_id, {cleo: 43})
+        assert watch.changed(version, timeout=WAIT)[0] == version + 1
