@@ -1,0 +1,154 @@
+"""What a correction changes: a game replayed before and after, round by round, and the
+new totals; shown before it is stored (the confirmation) and after (every phone).
+
+Everything is the engine's (``rules.settle``, ``rules.compare``); this module only feeds
+it the stored inputs and words the differences.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from flask_babel import gettext
+
+from companion import rules
+from companion.models import Correction
+from companion.state import MatchState, stored_rounds
+from companion.web.present import bull_words
+
+Rounds = list[tuple[list[tuple[int, int]], dict[int, int]]]
+
+
+class Changes(NamedTuple):
+    """A correction's effect on its game and the match, worded for a page."""
+
+    game: int  # the game's number
+    round: int  # the round corrected
+    rounds: list[tuple[int, list[str]]]  # (round, lines), the rounds that differ
+    dropped: list[str]  # the row choices no longer needed
+    totals: list[tuple[str, int, int]]  # (name, before, after), every player
+
+
+def pack(pairs) -> str:
+    """Stored form of (player, number) pairs: "3:47,4:12"."""
+    return ",".join(f"{player}:{number}" for player, number in pairs)
+
+
+def unpack(text: str) -> list[tuple[int, ...]]:
+    """The pairs (or triples) of ``pack``."""
+    return [tuple(int(part) for part in item.split(":")) for item in text.split(",") if item]
+
+
+def record(
+    game_id: int, number: int, old: tuple, dropped: tuple[rules.Dropped, ...], table_version: int
+) -> Correction:
+    """The stored correction: the round's old cards and choices, the choices dropped."""
+    plays, choices = old
+    return Correction(
+        game_id=game_id,
+        round_number=number,
+        cards=pack(sorted(plays)),
+        choices=pack(sorted(choices.items())),
+        dropped=",".join(f"{d.round}:{d.player}:{d.row}" for d in dropped),
+        table_version=table_version,
+    )
+
+
+def inputs_before(rounds: Rounds, correction) -> Rounds:
+    """A game's inputs as they were before ``correction`` (the current ones after it)."""
+    before = [(list(plays), dict(choices)) for plays, choices in rounds]
+    index = correction.round_number - 1
+    before[index] = (unpack(correction.cards), dict(unpack(correction.choices)))
+    for number, player, row in unpack(correction.dropped):
+        before[number - 1][1][player] = row
+    return before
+
+
+def describe(
+    state: MatchState, game_number: int, round_number: int, before, after, stored: bool
+) -> Changes:
+    """Word the differences between a game's replay ``before`` (``rules.GameState``) and
+    ``after`` (``rules.Settled``); ``stored``: the match's totals already have ``after``."""
+    name = state.name
+    rounds = [
+        (change.number, round_lines(change, name)) for change in rules.compare(before, after.game)
+    ]
+    dropped = [
+        gettext(
+            "Round %(round)d: %(player)s's row choice (row %(row)d) is no longer needed.",
+            round=item.round,
+            player=name(item.player),
+            row=item.row,
+        )
+        for item in after.dropped
+    ]
+    running = state.running.totals
+    old, new = before.bulls(), after.game.bulls()
+    if stored:
+        old, new = new, old
+    totals = [
+        (name(player), running[player], running[player] - old.get(player, 0) + new.get(player, 0))
+        for player in state.player_ids
+    ]
+    if stored:
+        totals = [(who, after_, before_) for who, before_, after_ in totals]
+    return Changes(game_number, round_number, rounds, dropped, totals)
+
+
+def round_lines(change: rules.RoundChange, name) -> list[str]:
+    """One round's differences: each card placed otherwise, then the bulls."""
+    lines = [
+        gettext(
+            "%(player)s %(card)d: %(before)s → %(after)s",
+            player=name(item.player),
+            card=item.card,
+            before=placement(item.before),
+            after=placement(item.after),
+        )
+        for item in change.placements
+    ]
+    if change.bulls:
+        lines.append(
+            gettext("Bulls this round:")
+            + " "
+            + ", ".join(
+                f"{name(player)} {old} → {new}"
+                for player, (old, new) in sorted(change.bulls.items())
+            )
+        )
+    if change.waits:
+        lines.append(gettext("This round now waits for a row choice."))
+    return lines
+
+
+def placement(step: rules.Step | None) -> str:
+    """Where a card went, in a few words."""
+    if step is None:
+        return gettext("not placed yet")
+    if step.action == rules.SIXTH:
+        return gettext(
+            "6th card, took row %(row)d (%(bulls)s)", row=step.row, bulls=bull_words(step.bulls)
+        )
+    if step.action == rules.TOO_LOW:
+        return gettext(
+            "too low, took row %(row)d (%(bulls)s)", row=step.row, bulls=bull_words(step.bulls)
+        )
+    return gettext("row %(num)d", num=step.row)
+
+
+def latest(state: MatchState) -> Changes | None:
+    """What the match's newest correction changed, while nothing was entered after it."""
+    found = state.correction
+    if found is None:
+        return None
+    game = next(game for game in state.games if game.game.id == found.game_id)
+    rounds = stored_rounds(game.game.id)
+    starting, ids = game.game.starting, state.player_ids
+    before = rules.replay_game(starting, inputs_before(rounds, found), ids)
+    after = rules.Settled(rounds, dropped_of(found), rules.replay_game(starting, rounds, ids))
+    return describe(state, game.number, found.round_number, before, after, stored=True)
+
+
+def dropped_of(correction) -> tuple[rules.Dropped, ...]:
+    """The choices a stored correction dropped."""
+    return tuple(rules.Dropped(*item) for item in unpack(correction.dropped))
