@@ -195,10 +195,11 @@ class Correction(db.Model):
     game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
     round_number: Mapped[int]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    # The round's inputs before: "player:card" and "player:row", comma-separated (ids).
+    # The round's inputs before, players as seats (1 = first): cards in seat order
+    # "41,42,43", choices "seat:row", comma-separated.
     cards: Mapped[str] = mapped_column(String(200))
     choices: Mapped[str] = mapped_column(String(100), default="")
-    # Later rounds' row choices the correction made unneeded: "round:player:row".
+    # Later rounds' row choices the correction made unneeded: "round:seat:row".
     dropped: Mapped[str] = mapped_column(String(400), default="")
     # The match's table_version the correction made: its phones show what changed while
     # the match stays there. None once imported (nothing to show any more).

@@ -38,12 +38,15 @@ def correct(client, match_id, game, number, cards=None, choices=None, confirm=Tr
 
 
 def inputs_of(client, match_id, number):
-    """A game's stored rounds: (plays, choices), as the replay reads them."""
+    """A game's starting cards and stored rounds: (plays by player, choices)."""
     with client.application.app_context():
         game = db.session.scalar(
             db.select(Game).where(Game.match_id == match_id, Game.number == number)
         )
-        return game.starting, stored_rounds(game.id)
+        # A round's plays in no particular order (PostgreSQL's may differ after a change).
+        return game.starting, [
+            (sorted(plays), choices) for plays, choices in stored_rounds(game.id)
+        ]
 
 
 def replayed(client, match_id, number):

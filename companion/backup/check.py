@@ -25,6 +25,7 @@ from flask_babel import gettext
 
 from companion import rules
 from companion.backup.bulk import NotQuick, Replay, quick_rounds
+from companion.backup.corrections import read_corrections
 from companion.backup.document import FORMAT, VERSION, identity_digest
 from companion.backup.fields import (
     BackupError,
@@ -52,6 +53,8 @@ class GameIn:
     starting: list[int] = field(default_factory=list)
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
     scores: list[int | list[int]] = field(default_factory=list)
+    # Rounds corrected: (round, when, old cards, old choices, choices dropped), stored form.
+    corrections: list[tuple] = field(default_factory=list)
     results: dict[str, int] | None = None
     # The statistics rows of a finished game, with names for players and 0 for ids.
     figures: tuple[list[GameRow], list[NemesisRow]] = ((), ())
@@ -281,7 +284,7 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
         data = object_with(entry, ("mode", "created_at", "scores"))
         game = GameIn("scores", time_of(data, "created_at"))
         return read_scores(game, value_of(data, "scores", list), seats, deck)
-    data = object_with(entry, ("mode", "created_at", "starting", "rounds"))
+    data = object_with(entry, ("mode", "created_at", "starting", "rounds"), ("corrections",))
     if value_of(data, "mode", str) != "cards":
         raise BackupError(N_("“mode” must be “cards” or “scores”."))
     game = GameIn("cards", time_of(data, "created_at"))
@@ -290,7 +293,11 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
         rules.check_starting_cards(game.starting, deck)
     except rules.RuleError as error:
         raise BackupError(error.template, **error.params).at(N_("starting cards")) from None
-    return read_rounds(game, value_of(data, "rounds", list), seats, deck)
+    game = read_rounds(game, value_of(data, "rounds", list), seats, deck)
+    if "corrections" in data:
+        entries = value_of(data, "corrections", list)
+        game.corrections = read_corrections(entries, seats, len(game.rounds), deck)
+    return game
 
 
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:

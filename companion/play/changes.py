@@ -29,38 +29,39 @@ class Changes(NamedTuple):
     totals: list[tuple[str, int, int]]  # (name, before, after), every player
 
 
-def pack(pairs) -> str:
-    """Stored form of (player, number) pairs: "3:47,4:12"."""
-    return ",".join(f"{player}:{number}" for player, number in pairs)
-
-
-def unpack(text: str) -> list[tuple[int, ...]]:
-    """The pairs (or triples) of ``pack``."""
+def numbers(text: str) -> list[tuple[int, ...]]:
+    """The stored items of a correction: "3:2,4:1" as (3, 2), (4, 1)."""
     return [tuple(int(part) for part in item.split(":")) for item in text.split(",") if item]
 
 
 def record(
-    game_id: int, number: int, old: tuple, dropped: tuple[rules.Dropped, ...], table_version: int
+    state: MatchState, game_id: int, number: int, old: tuple, dropped, table_version: int
 ) -> Correction:
-    """The stored correction: the round's old cards and choices, the choices dropped."""
+    """The stored correction: the round's old cards (in seat order) and choices, and the
+    later choices it dropped, players as seats (1 = the first), as a backup keeps them."""
     plays, choices = old
+    seat = {player: place for place, player in enumerate(state.player_ids, 1)}
+    cards = dict(plays)
     return Correction(
         game_id=game_id,
         round_number=number,
-        cards=pack(sorted(plays)),
-        choices=pack(sorted(choices.items())),
-        dropped=",".join(f"{d.round}:{d.player}:{d.row}" for d in dropped),
+        cards=",".join(str(cards[player]) for player in state.player_ids),
+        choices=",".join(
+            f"{seat[player]}:{choices[player]}" for player in sorted(choices, key=seat.get)
+        ),
+        dropped=",".join(f"{item.round}:{seat[item.player]}:{item.row}" for item in dropped),
         table_version=table_version,
     )
 
 
-def inputs_before(rounds: Rounds, correction) -> Rounds:
+def inputs_before(rounds: Rounds, correction, players: list[int]) -> Rounds:
     """A game's inputs as they were before ``correction`` (the current ones after it)."""
     before = [(list(plays), dict(choices)) for plays, choices in rounds]
-    index = correction.round_number - 1
-    before[index] = (unpack(correction.cards), dict(unpack(correction.choices)))
-    for number, player, row in unpack(correction.dropped):
-        before[number - 1][1][player] = row
+    cards = [int(card) for card in correction.cards.split(",")]
+    choices = {players[seat - 1]: row for seat, row in numbers(correction.choices)}
+    before[correction.round_number - 1] = (list(zip(players, cards, strict=True)), choices)
+    for number, seat, row in numbers(correction.dropped):
+        before[number - 1][1][players[seat - 1]] = row
     return before
 
 
@@ -144,11 +145,14 @@ def latest(state: MatchState) -> Changes | None:
     game = next(game for game in state.games if game.game.id == found.game_id)
     rounds = stored_rounds(game.game.id)
     starting, ids = game.game.starting, state.player_ids
-    before = rules.replay_game(starting, inputs_before(rounds, found), ids)
-    after = rules.Settled(rounds, dropped_of(found), rules.replay_game(starting, rounds, ids))
+    before = rules.replay_game(starting, inputs_before(rounds, found, ids), ids)
+    after = rules.Settled(rounds, dropped_of(found, ids), rules.replay_game(starting, rounds, ids))
     return describe(state, game.number, found.round_number, before, after, stored=True)
 
 
-def dropped_of(correction) -> tuple[rules.Dropped, ...]:
+def dropped_of(correction, players: list[int]) -> tuple[rules.Dropped, ...]:
     """The choices a stored correction dropped."""
-    return tuple(rules.Dropped(*item) for item in unpack(correction.dropped))
+    return tuple(
+        rules.Dropped(number, players[seat - 1], row)
+        for number, seat, row in numbers(correction.dropped)
+    )

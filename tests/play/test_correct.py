@@ -82,8 +82,9 @@ def test_a_choice_no_longer_needed_is_dropped_and_said(client, trio):
     assert "no longer needed" in text_of(page)
     with client.application.app_context():
         stored = db.session.scalars(db.select(Correction)).one()
-        assert stored.round_number == 1 and stored.dropped == f"2:{anna}:1"
-        assert f"{anna}:41" in stored.cards and stored.choices == ""
+        # Players as seats: Anna sits first.
+        assert stored.round_number == 1 and stored.dropped == "2:1:1"
+        assert stored.cards == "41,42,43" and stored.choices == ""
 
 
 def test_a_choice_newly_needed_is_asked_for_before_anything_else(client, app, trio):
