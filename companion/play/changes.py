@@ -68,11 +68,19 @@ def inputs_before(rounds: Rounds, correction, players: list[int]) -> Rounds:
 def describe(
     state: MatchState, game_number: int, round_number: int, before, after, stored: bool
 ) -> Changes:
-    """Word the differences between a game's replay ``before`` (``rules.GameState``) and
-    ``after`` (``rules.Settled``); ``stored``: the match's totals already have ``after``."""
+    """Word the differences between a game's inputs and replay ``before`` (a pair: rounds,
+    ``rules.GameState``) and ``after`` (``rules.Settled``); ``stored``: the match's
+    totals already have ``after``."""
     name = state.name
+    old_rounds, before = before
+    index = round_number - 1
+    # The cards the correction swapped out or in: played in one version only.
+    swapped = {card for _, card in old_rounds[index][0]} ^ {
+        card for _, card in after.rounds[index][0]
+    }
     rounds = [
-        (change.number, round_lines(change, name)) for change in rules.compare(before, after.game)
+        (change.number, round_lines(change, name, swapped))
+        for change in rules.compare(before, after.game)
     ]
     dropped = [
         gettext(
@@ -96,15 +104,15 @@ def describe(
     return Changes(game_number, round_number, rounds, dropped, totals)
 
 
-def round_lines(change: rules.RoundChange, name) -> list[str]:
+def round_lines(change: rules.RoundChange, name, swapped: set[int]) -> list[str]:
     """One round's differences: each card placed otherwise, then the bulls."""
     lines = [
         gettext(
             "%(player)s %(card)d: %(before)s → %(after)s",
             player=name(item.player),
             card=item.card,
-            before=placement(item.before),
-            after=placement(item.after),
+            before=placement(item.before, item.card in swapped),
+            after=placement(item.after, item.card in swapped),
         )
         for item in change.placements
     ]
@@ -122,10 +130,10 @@ def round_lines(change: rules.RoundChange, name) -> list[str]:
     return lines
 
 
-def placement(step: rules.Step | None) -> str:
-    """Where a card went, in a few words."""
+def placement(step: rules.Step | None, swapped: bool) -> str:
+    """Where a card went, in a few words; ``swapped``: a card the correction changed."""
     if step is None:
-        return gettext("not placed yet")
+        return gettext("not played") if swapped else gettext("not placed yet")
     if step.action == rules.SIXTH:
         return gettext(
             "6th card, took row %(row)d (%(bulls)s)", row=step.row, bulls=bull_words(step.bulls)
@@ -145,7 +153,8 @@ def latest(state: MatchState) -> Changes | None:
     game = next(game for game in state.games if game.game.id == found.game_id)
     rounds = stored_rounds(game.game.id)
     starting, ids = game.game.starting, state.player_ids
-    before = rules.replay_game(starting, inputs_before(rounds, found, ids), ids)
+    old = inputs_before(rounds, found, ids)
+    before = (old, rules.replay_game(starting, old, ids))
     after = rules.Settled(rounds, dropped_of(found, ids), rules.replay_game(starting, rounds, ids))
     return describe(state, game.number, found.round_number, before, after, stored=True)
 

@@ -153,7 +153,7 @@ def plan_correction(state: MatchState, number: int, round_number: int, form) -> 
         raise Rejected({"form": gettext("Nothing was changed.")})
     after = rules.settle(game.game.starting, new, ids)
     check_match(state, game, after.game)
-    changes = describe(state, number, round_number, before, after, stored=False)
+    changes = describe(state, number, round_number, (rounds, before), after, stored=False)
     return Plan(change_for(state, game, round_number, rounds, after), changes)
 
 
