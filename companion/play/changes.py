@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from flask_babel import gettext
+from sqlalchemy import delete, select
 
 from companion import rules
-from companion.models import Correction
+from companion.db import db
+from companion.models import Correction, Round, RowChoice
 from companion.state import MatchState, stored_rounds
 from companion.web.present import bull_words
 
@@ -63,6 +65,27 @@ def inputs_before(rounds: Rounds, correction, players: list[int]) -> Rounds:
     for number, seat, row in numbers(correction.dropped):
         before[number - 1][1][players[seat - 1]] = row
     return before
+
+
+def unneeded_after(state: MatchState, game, player: int, row: int) -> list:
+    """The DELETEs of later rounds' row choices that the choice ``game`` waits for makes
+    unneeded (only a game a correction left waiting has rounds stored after it)."""
+    if not game.table.later:
+        return []
+    rounds = stored_rounds(game.game.id)
+    rounds[game.rounds_played - 1][1][player] = row
+    settled = rules.settle(game.game.starting, rounds, state.player_ids)
+    ids = dict(
+        db.session.execute(
+            select(Round.number, Round.id).where(Round.game_id == game.game.id)
+        ).all()
+    )
+    return [
+        delete(RowChoice).where(
+            RowChoice.round_id == ids[item.round], RowChoice.player_id == item.player
+        )
+        for item in settled.dropped
+    ]
 
 
 def describe(

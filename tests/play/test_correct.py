@@ -312,3 +312,105 @@ def test_a_match_whose_end_moves_away_goes_on(client):
             db.select(PlayerMatchStat.finished).where(PlayerMatchStat.match_id == match_id)
         ).all()
         assert finished and not any(finished)
+
+
+def a_correction_that(client, match_id, wanted):
+    """The first correction of game 1 (one card for a card nobody holds, the suggested
+    row for a card too low) whose replay ``wanted(number, settled)`` likes, or None."""
+    starting, rounds = inputs_of(client, match_id, 1)
+    ids = state_of(client, match_id).player_ids
+    used = set(starting) | {card for plays, _ in rounds for _, card in plays}
+    for number in range(1, len(rounds)):
+        rows = rules.replay_game(starting, rounds[: number - 1], ids)
+        table = rows.rounds[-1].rows if rows.rounds else [(card,) for card in starting]
+        for card in sorted(set(range(1, 105)) - used):
+            cards = dict(rounds[number - 1][0])
+            cards[ids[0]] = card
+            choices: dict = {}
+            while (result := rules.resolve_round(table, list(cards.items()), choices)).pending:
+                choices[result.pending.player] = result.pending.suggested
+            new = [*rounds[: number - 1], (list(cards.items()), choices), *rounds[number:]]
+            if wanted(number, rules.settle(starting, new, ids)):
+                return number, cards, {pid: choices.get(pid) for pid in ids}
+    return None
+
+
+def test_a_finished_game_that_now_waits_for_a_choice_finishes_again(client):
+    for seed in range(40):
+        ids, match_id = finished_match(client, 100 + seed, "games", 1)
+        found = a_correction_that(
+            client, match_id, lambda number, settled: settled.game.pending is not None
+        )
+        if found:
+            break
+    number, cards, choices = found
+    assert correct(client, match_id, 1, number, cards, choices).status_code == 303
+    state = state_of(client, match_id)
+    assert not state.over and state.current.pending is not None
+    with client.application.app_context():  # no finished game: no results, no match rows
+        game_id = state.games[0].game.id
+        assert not db.session.scalars(db.select(GameResult).filter_by(game_id=game_id)).all()
+        assert not db.session.scalars(db.select(PlayerMatchStat).filter_by(match_id=match_id)).all()
+    while (pending := pending_of(client, match_id)) is not None:
+        assert choose(client, match_id, pending.player, pending.suggested).status_code == 303
+    state = state_of(client, match_id)
+    assert state.over and state.games[0].bulls == replayed(client, match_id, 1).bulls()
+    starting, rounds = inputs_of(client, match_id, 1)
+    assert rules.settle(starting, rounds, ids).dropped == ()  # no choice left unneeded
+    with client.application.app_context():
+        assert stored_rows([match_id]) == replayed_rows(db.session.get(Match, match_id))
+
+
+def test_a_correction_that_leaves_an_earlier_game_waiting_is_refused(client, app):
+    for seed in range(40):
+        ids, match_id = finished_match(client, 200 + seed, "games", 2)
+        found = a_correction_that(
+            client, match_id, lambda number, settled: settled.game.pending is not None
+        )
+        if found:
+            break
+    assert score_game(client, match_id, dict.fromkeys(ids, 0)).status_code == 303
+    number, cards, choices = found
+    before = table_snapshot(app)
+    response = correct(client, match_id, 1, number, cards, choices)
+    assert response.status_code == 422
+    assert "waiting for a row choice, but a later game has been played" in text_of(response)
+    assert table_snapshot(app) == before
+
+
+def undo_page(client, match_id, number):
+    """The "undo to here" confirmation of round ``number`` of game 1."""
+    return client.get(f"/matches/{match_id}/games/1/rounds/{number}/undo")
+
+
+def test_undo_to_here_says_how_many_entries_go_and_takes_them_in_one_step(client, app, trio):
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    page = undo_page(client, match_id, 1)
+    assert "3 entries go" in text_of(page)  # round 2, Anna's choice, round 3
+    version = state_of(client, match_id).version
+    url = f"/matches/{match_id}/games/1/rounds/1/undo"
+    assert phone(app, match_id, tokens(app, match_id)[1]).post(url, data={}).status_code == 403
+    assert client.post(url, data={"version": str(version)}).status_code == 303
+    game = state_of(client, match_id).current
+    assert game.rounds_played == 1 and game.pending is None
+    assert state_of(client, match_id).version == version + 1
+    again = client.post(url, data={"version": str(version)})  # a second tap
+    assert again.status_code == 409 and "Nothing was undone" in text_of(again)
+    assert "Nothing was entered after this round" in text_of(undo_page(client, match_id, 1))
+
+
+def test_undo_to_here_is_for_the_last_game_only(client):
+    ids, match_id = finished_match(client, 7, "games", 2)
+    assert score_game(client, match_id, dict.fromkeys(ids, 0)).status_code == 303
+    assert undo_page(client, match_id, 1).status_code == 404
+    assert client.get(f"/matches/{match_id}/games/2/rounds/1/undo").status_code == 404
+
+
+def test_the_correction_form_as_a_fragment(client, trio):
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    url = f"/matches/{match_id}/games/1/rounds/2/correct"
+    fragment = client.get(url, headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert fragment.lstrip().startswith('<section id="correct"') and "<html" not in fragment
+    assert "<html" in client.get(url).get_data(as_text=True)

@@ -107,6 +107,7 @@ def test_a_correction_equals_entering_the_corrected_game(client, seed, rounds, d
     assert response.status_code == 303, response.get_data(as_text=True)
     answer(client, first, rng)
     _, corrected = inputs_of(client, first, 1)
+    assert rules.settle(starting, corrected, ids).dropped == ()  # no choice left unneeded
     # The same game entered from the start, with the corrected inputs.
     second = start_match(client, ids, end_kind="games", end_value=1)
     rows = {(pid, dict(p)[pid]): row for p, c in corrected for pid, row in c.items()}
