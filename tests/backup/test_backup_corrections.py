@@ -9,7 +9,7 @@ import pytest
 from backups import export, upload
 from conftest import make_app
 from correcting import correct, text_of
-from driver import add_players, enter_round, play_game, start_game, start_match
+from driver import add_players, enter_round, play_game, start_game, start_match, state_of
 
 from companion.db import db
 from companion.models import Correction
@@ -85,3 +85,34 @@ def test_a_bad_correction_is_refused(corrected, tmp_path, change, words):
     assert response.status_code == 422
     text = text_of(response)
     assert words in text and "correction 1" in text
+
+
+def test_a_game_a_correction_left_waiting_goes_out_and_comes_back(client, tmp_path):
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    anna = ids[0]
+    match_id = start_match(client, ids)
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    for cards in ((41, 42, 43), (13, 25, 38), (50, 51, 52)):
+        data = dict(zip(ids, cards, strict=True))
+        assert enter_round(client, match_id, data).status_code == 303
+    # 14 for 41: Anna's 13 in round 2 is too low now; round 3 waits behind it.
+    assert correct(client, match_id, 1, 1, cards={anna: 14}).status_code == 303
+    first = client.get("/backup/export.json").get_data(as_text=True)
+    target = make_app(tmp_path / "other.sqlite").test_client()
+    assert upload(target, first.encode()).status_code == 303
+    again = target.get("/backup/export.json").get_data(as_text=True)
+    drop_time = re.compile(r'"exported_at": "[^"]+"')
+    assert drop_time.sub("", again) == drop_time.sub("", first)
+    waiting = state_of(target, 1).current
+    assert waiting.rounds_played == 2 and waiting.pending.card == 13
+
+
+def test_without_a_correction_a_round_before_the_last_may_not_wait(corrected, tmp_path):
+    document = export(corrected)
+    game = document["matches"][1]["games"][0]
+    del game["corrections"]
+    game["rounds"][0] = {"cards": [1, 42, 43]}  # Anna's 1: too low, no choice recorded
+    target = make_app(tmp_path / "other.sqlite").test_client()
+    response = upload(target, json.dumps(document).encode())
+    assert response.status_code == 422
+    assert "no row choice is recorded" in text_of(response)
