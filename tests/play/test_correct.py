@@ -136,6 +136,20 @@ def test_cards_are_checked_like_a_new_round(client, trio):
         assert words in text_of(response)
 
 
+def test_the_round_screen_offers_correct_to_player_phones_only(client, app, trio):
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    link = f'href="/matches/{match_id}/games/1/rounds/3/correct"'
+    assert link in client.get(f"/matches/{match_id}").get_data(as_text=True)
+    watcher = phone(app, match_id, tokens(app, match_id)[1])
+    assert link not in watcher.get(f"/matches/{match_id}").get_data(as_text=True)
+    replay = client.get(f"/matches/{match_id}/games/1/replay?round=1").get_data(as_text=True)
+    assert f'href="/matches/{match_id}/games/1/rounds/1/correct"' in replay
+    assert f'href="/matches/{match_id}/games/1/rounds/1/undo"' in replay
+    replay = watcher.get(f"/matches/{match_id}/games/1/replay?round=1").get_data(as_text=True)
+    assert "/correct" not in replay and "/rounds/1/undo" not in replay
+
+
 def test_a_stale_form_is_refused(client, app, trio):
     (anna, ben, cleo), match_id = trio
     three_rounds(client, match_id, (anna, ben, cleo))
