@@ -34,6 +34,10 @@ class Plan(NamedTuple):
     changes: Changes
 
 
+class Stale(Rejected):
+    """A correction sent from a form older than the match (another phone wrote first)."""
+
+
 class Review(Exception):
     """A checked correction not confirmed yet: show what it would change."""
 
@@ -99,29 +103,38 @@ def correct(match_id: int, game: int, number: int):
 
     try:
         stored = write_match(match_id, check)
+    except Stale as stale:  # the round as it is now, to check and send again
+        state = current_state(match_id)
+        fresh = {**values_of(state, game_of(state, game), number), "version": str(state.version)}
+        return show_form(state, game, number, fresh, stale.errors, 422)
     except Rejected as rejected:
         return show_form(current_state(match_id), game, number, form, rejected.errors, 422)
     except Review as review:
-        if "edit" in form:
-            return show_form(review.state, game, number, form, {})
-        return render(
-            "matches/correct_confirm.html",
-            "correct",
-            state=review.state,
-            game_number=game,
-            number=number,
-            form=form,
-            changes=review.plan.changes,
-        )
+        return show_review(review, game, number, form)
     if stored == RACED:
         return show_form(current_state(match_id), game, number, form, {"form": race_message()}, 422)
     return redirect(url_for("play.show", match_id=match_id), 303)
 
 
+def show_review(review: Review, game: int, number: int, form):
+    """What a checked correction would change, to confirm; or the form again to edit."""
+    if "edit" in form:
+        return show_form(review.state, game, number, form, {})
+    return render(
+        "matches/correct_confirm.html",
+        "correct",
+        state=review.state,
+        game_number=game,
+        number=number,
+        form=form,
+        changes=review.plan.changes,
+    )
+
+
 def plan_correction(state: MatchState, number: int, round_number: int, form) -> Plan:
     """Check a correction of round ``round_number`` of game ``number`` against the match."""
     if form.get("version") != str(state.version):
-        raise Rejected(
+        raise Stale(
             {
                 "form": gettext(
                     "The match changed since this form was shown (another phone?). "

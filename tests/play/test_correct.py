@@ -161,6 +161,9 @@ def test_a_stale_form_is_refused(client, app, trio):
     assert late.status_code == 422
     assert "changed since this form was shown" in text_of(late)
     assert table_snapshot(app) == before
+    # The form comes back with the round as it is now, ready to send again.
+    assert 'value="39"' in late.get_data(as_text=True)
+    assert correct(client, match_id, 1, 1, cards={anna: 44}).status_code == 303
 
 
 def test_a_watch_link_cannot_correct(client, app, trio):
