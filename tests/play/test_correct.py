@@ -431,3 +431,19 @@ def test_the_correction_form_as_a_fragment(client, trio):
     fragment = client.get(url, headers={"HX-Request": "true"}).get_data(as_text=True)
     assert fragment.lstrip().startswith('<section id="correct"') and "<html" not in fragment
     assert "<html" in client.get(url).get_data(as_text=True)
+
+
+def test_rebuild_accepts_a_game_a_correction_left_waiting(client, runner, trio):
+    (anna, ben, cleo), match_id = trio
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    for cards in ((41, 42, 43), (13, 25, 38), (50, 51, 52)):
+        assert (
+            enter_round(
+                client, match_id, dict(zip((anna, ben, cleo), cards, strict=True))
+            ).status_code
+            == 303
+        )
+    assert correct(client, match_id, 1, 1, cards={anna: 14}).status_code == 303
+    result = runner.invoke(args=["rebuild", "--check"])
+    assert result.exit_code == 0, result.output
+    assert "0 found differing" in result.output
