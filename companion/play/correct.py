@@ -144,6 +144,8 @@ def plan_correction(state: MatchState, number: int, round_number: int, form) -> 
         )
     game = game_of(state, number)
     rounds = stored_rounds(game.game.id)
+    if not 1 <= round_number <= len(rounds):
+        abort(404)
     ids = state.player_ids
     before = rules.replay_game(game.game.starting, rounds, ids)
     if round_number > len(before.rounds):

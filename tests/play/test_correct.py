@@ -188,8 +188,11 @@ def test_nothing_changed_is_said(client, trio):
 def test_unknown_games_and_rounds_are_404(client, trio):
     (anna, ben, cleo), match_id = trio
     three_rounds(client, match_id, (anna, ben, cleo))
+    values = form_values(client, match_id, 1, 1)
     for url in ("games/2/rounds/1", "games/1/rounds/4", "games/1/rounds/0"):
         assert client.get(f"/matches/{match_id}/{url}/correct").status_code == 404
+        post = client.post(f"/matches/{match_id}/{url}/correct", data=values)
+        assert post.status_code == 404
 
 
 def test_the_replay_says_corrected(client, trio):
