@@ -120,6 +120,9 @@ class Game(db.Model):
     )
     scores: Mapped[list[Score]] = relationship(cascade="all, delete-orphan")
     pending_cards: Mapped[list[PendingCard]] = relationship(cascade="all, delete-orphan")
+    corrections: Mapped[list[Correction]] = relationship(
+        cascade="all, delete-orphan", order_by="Correction.id"
+    )
     results: Mapped[list[GameResult]] = relationship(cascade="all, delete-orphan")
 
     __table_args__ = (
@@ -181,6 +184,31 @@ class RowChoice(db.Model):
     __table_args__ = (
         UniqueConstraint("round_id", "player_id", name="uq_choice_player"),
         CheckConstraint("row BETWEEN 1 AND 4", name="row"),
+    )
+
+
+class Correction(db.Model):
+    """A past round corrected: what it replaced and when. The round itself holds the new
+    inputs; this row keeps the old ones, so the replay can say "corrected"."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    round_number: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The round's inputs before, players as seats (1 = first): cards in seat order
+    # "41,42,43", choices "seat:row", comma-separated.
+    cards: Mapped[str] = mapped_column(String(200))
+    choices: Mapped[str] = mapped_column(String(100), default="")
+    # Later rounds' row choices the correction made unneeded: "round:seat:row".
+    dropped: Mapped[str] = mapped_column(String(400), default="")
+    # The match's table_version the correction made: its phones show what changed while
+    # the match stays there. None once imported (nothing to show any more).
+    table_version: Mapped[int | None] = mapped_column(default=None)
+
+    __table_args__ = (
+        CheckConstraint("round_number BETWEEN 1 AND 10", name="round_number"),
+        CheckConstraint("cards != ''", name="cards"),
+        Index("ix_correction_game", "game_id", "round_number"),
     )
 
 

@@ -16,6 +16,7 @@ from companion import rules
 from companion.db import db
 from companion.memo import Memo
 from companion.models import (
+    Correction,
     Game,
     GameResult,
     Match,
@@ -77,6 +78,9 @@ class MatchState:
     deck: int
     games: list[GameState] = field(default_factory=list)
     version: int = 0  # the match version this state shows (``match.version`` at replay)
+    # The newest correction while nothing was entered after it (a plain row): every
+    # phone shows what it changed until the table moves on.
+    correction: object = None
 
     @property
     def player_ids(self) -> list[int]:
@@ -145,6 +149,9 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
     end = rules.EndCondition(match.end_kind, match.end_value)
     deck = rules.deck_size(len(players), match.pro)
     state = MatchState(match, players, end, deck, version=match.version)
+    state.correction = read(
+        LATEST_CORRECTION, match_id=match.id, table_version=match.table_version
+    ).first()
     ids = [player.id for player in players]
     results = {} if replay_all else stored_results(match.id)
     last = len(match.games) - 1
@@ -280,6 +287,20 @@ RESULTS = (
     select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
     .join(Game)
     .where(Game.match_id == bindparam("match_id"))
+)
+LATEST_CORRECTION = (
+    select(
+        Correction.game_id,
+        Correction.round_number,
+        Correction.cards,
+        Correction.choices,
+        Correction.dropped,
+    )
+    .join(Game)
+    .where(Game.match_id == bindparam("match_id"))
+    .where(Correction.table_version == bindparam("table_version"))
+    .order_by(Correction.id.desc())
+    .limit(1)
 )
 HIDDEN = select(PendingCard.player_id, PendingCard.card).where(
     PendingCard.game_id == bindparam("game_id")

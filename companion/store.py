@@ -33,7 +33,7 @@ from sqlalchemy import bindparam, delete, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from companion.db import WRITE, WRITE_WAIT, db, lock_timeout
-from companion.derived import PlayerMatchStat, Rebuilt, rebuild, refresh_match
+from companion.derived import PlayerMatchStat, Rebuilt, delete_rows, rebuild, refresh_match
 from companion.models import Game, Match, PendingCard
 from companion.state import MatchState, current_state, game_state, sync_results
 
@@ -58,6 +58,9 @@ class Change:
     # Only the last round of a game, score-only games and undo can finish or reopen a
     # game: every other change skips the replay of results and statistics.
     results: bool = False
+    # Games whose inputs a correction changed (any game of the match): their results
+    # and figures are replayed even when their bulls stay the same.
+    replay: tuple[int, ...] = ()
 
 
 class MovedOn(Exception):
@@ -92,7 +95,9 @@ def store(state: MatchState, change: Change) -> str:
                 db.session.execute(statement)
             db.session.add_all(change.rows)
             db.session.flush()
-            finished = change.results and refresh_results(match_id, state.player_ids)
+            finished = (change.results or bool(change.replay)) and refresh_results(
+                match_id, state.player_ids, change.replay
+            )
     except IntegrityError:
         return RACED
     if finished:
@@ -220,9 +225,10 @@ VERSION_RAISE = (
 )
 
 
-def refresh_results(match_id: int, player_ids: list[int]) -> bool:
+def refresh_results(match_id: int, player_ids: list[int], corrected: tuple[int, ...] = ()) -> bool:
     """Replay the last game for its results and the match's statistics (in the write),
-    once: the statistics take that replay rather than replaying the game again.
+    once: the statistics take that replay rather than replaying the game again. Games
+    a correction changed are replayed too, and their figures made anew.
 
     True when the match is over now.
     """
@@ -230,7 +236,12 @@ def refresh_results(match_id: int, player_ids: list[int]) -> bool:
         select(Game).where(Game.match_id == match_id).order_by(Game.number.desc())
     ).first()
     replayed = None
-    if last is not None:  # only the last game can have changed
+    for game_id in corrected:
+        if last is None or game_id != last.id:
+            sync_results(game_state(db.session.get(Game, game_id), player_ids))
+    if corrected:  # the same bulls may come from other placements: figures anew
+        delete_rows(match_id, list(corrected))
+    if last is not None:  # of the games not corrected, only the last can have changed
         replayed = game_state(last, player_ids)
         sync_results(replayed)
     refresh_match(match_id, replayed)  # the statistics tables (companion.derived)

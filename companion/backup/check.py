@@ -25,6 +25,7 @@ from flask_babel import gettext
 
 from companion import rules
 from companion.backup.bulk import NotQuick, Replay, quick_rounds
+from companion.backup.corrections import read_corrections
 from companion.backup.document import FORMAT, VERSION, identity_digest
 from companion.backup.fields import (
     BackupError,
@@ -52,6 +53,8 @@ class GameIn:
     starting: list[int] = field(default_factory=list)
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
     scores: list[int | list[int]] = field(default_factory=list)
+    # Rounds corrected: (round, when, old cards, old choices, choices dropped), stored form.
+    corrections: list[tuple] = field(default_factory=list)
     results: dict[str, int] | None = None
     # The statistics rows of a finished game, with names for players and 0 for ids.
     figures: tuple[list[GameRow], list[NemesisRow]] = ((), ())
@@ -281,7 +284,7 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
         data = object_with(entry, ("mode", "created_at", "scores"))
         game = GameIn("scores", time_of(data, "created_at"))
         return read_scores(game, value_of(data, "scores", list), seats, deck)
-    data = object_with(entry, ("mode", "created_at", "starting", "rounds"))
+    data = object_with(entry, ("mode", "created_at", "starting", "rounds"), ("corrections",))
     if value_of(data, "mode", str) != "cards":
         raise BackupError(N_("“mode” must be “cards” or “scores”."))
     game = GameIn("cards", time_of(data, "created_at"))
@@ -290,7 +293,11 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
         rules.check_starting_cards(game.starting, deck)
     except rules.RuleError as error:
         raise BackupError(error.template, **error.params).at(N_("starting cards")) from None
-    return read_rounds(game, value_of(data, "rounds", list), seats, deck)
+    rounds = value_of(data, "rounds", list)
+    if "corrections" in data:
+        entries = value_of(data, "corrections", list)
+        game.corrections = read_corrections(entries, seats, len(rounds), deck)
+    return read_rounds(game, rounds, seats, deck)
 
 
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
@@ -298,7 +305,8 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
     try:
         game.rounds, replay = quick_rounds(game.starting, entries, seats, deck)
     except NotQuick:
-        game.rounds, replay = careful_rounds(game.starting, entries, seats, deck)
+        waits = bool(game.corrections)  # a correction may leave an earlier round waiting
+        game.rounds, replay = careful_rounds(game.starting, entries, seats, deck, waits)
     if replay.finished:
         bulls = dict.fromkeys(seats, 0)
         for steps in replay.steps:
@@ -315,8 +323,15 @@ def finish(game: GameIn, bulls: dict[str, int], table: rules.GameState | None) -
     game.figures = figures.game_rows(0, 0, bulls, table)
 
 
-def careful_rounds(starting: list[int], entries: list, seats: list[str], deck: int):
-    """The rounds checked one by one with the rules' own checks, which word any problem."""
+def careful_rounds(
+    starting: list[int], entries: list, seats: list[str], deck: int, waits: bool = False
+):
+    """The rounds checked one by one with the rules' own checks, which word any problem.
+
+    ``waits``: the game was corrected, so a round before the last may wait for a row
+    choice (``rules.replay_game`` stops there); the rounds after it are only checked
+    for their cards, as the app stores them until the choice is made.
+    """
     if len(entries) > rules.HAND_SIZE:
         raise BackupError(N_("A game has at most 10 rounds, not %(count)d."), count=len(entries))
     table = rules.Table([(card,) for card in starting])
@@ -324,6 +339,15 @@ def careful_rounds(starting: list[int], entries: list, seats: list[str], deck: i
     rounds, results = [], []
     for number, entry in enumerate(entries, 1):
         try:
+            if table.pending is not None and waits:
+                cards, choices = read_round(entry, seats, deck)
+                plays = list(zip(seats, cards, strict=True))
+                rules.check_plays(
+                    table.rows, plays, deck=deck, players=seats, played=played, starting=starting
+                )
+                rounds.append((cards, choices))
+                played.update(cards)
+                continue
             if table.pending is not None:  # only the newest round can wait for a choice
                 raise BackupError(
                     N_("%(player)s's %(card)d is too low, but no row choice is recorded for it."),

@@ -19,7 +19,18 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 
 from companion.db import db
-from companion.models import Game, Match, Play, Player, Round, RowChoice, Score, Seat, utcnow
+from companion.models import (
+    Correction,
+    Game,
+    Match,
+    Play,
+    Player,
+    Round,
+    RowChoice,
+    Score,
+    Seat,
+    utcnow,
+)
 from companion.rules.names import name_key
 from companion.state import MatchState
 
@@ -128,6 +139,7 @@ def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int
     ).all()
     seat_of_game = {row.id: seats[row.match_id] for row in game_rows}
     rounds = export_rounds(seat_of_game, names)
+    corrections = export_corrections(seat_of_game, names)
     scores = export_scores(seat_of_game)
     games: dict[int, list[dict]] = defaultdict(list)
     for row in game_rows:
@@ -135,6 +147,8 @@ def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int
         if row.mode == "cards":
             game["starting"] = [row.row1, row.row2, row.row3, row.row4]
             game["rounds"] = rounds.get(row.id, [])
+            if row.id in corrections:  # left out when there are none, as most games
+                game["corrections"] = corrections[row.id]
         else:
             game["scores"] = scores.get(row.id, [])
         games[row.match_id].append(game)
@@ -177,6 +191,41 @@ def export_rounds(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> 
             entry["choices"] = choices[round_id]
         rounds[game_id].append(entry)
     return rounds
+
+
+def export_corrections(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> dict:
+    """Every game's corrections in the order they were made, players by name, by game id."""
+    found: dict[int, list[dict]] = defaultdict(list)
+    query = select(
+        Correction.game_id,
+        Correction.round_number,
+        Correction.created_at,
+        Correction.cards,
+        Correction.choices,
+        Correction.dropped,
+    ).order_by(Correction.game_id, Correction.id)
+    for game_id, number, at, cards, choices, dropped in db.session.execute(query):
+        seated = [names[player] for player in seat_of_game[game_id]]
+        entry: dict = {"round": number, "at": stamp(at), "cards": items(cards)}
+        if choices:
+            entry["choices"] = {seated[seat - 1]: row for seat, row in pairs(choices)}
+        if dropped:
+            entry["dropped"] = [
+                {"round": later, "player": seated[seat - 1], "row": row}
+                for later, seat, row in pairs(dropped)
+            ]
+        found[game_id].append(entry)
+    return found
+
+
+def items(text: str) -> list[int]:
+    """A stored list of numbers: "41,42" as [41, 42]."""
+    return [int(item) for item in text.split(",") if item]
+
+
+def pairs(text: str) -> list[tuple[int, ...]]:
+    """A stored list of pairs or triples: "3:2,4:1" as (3, 2), (4, 1)."""
+    return [tuple(map(int, item.split(":"))) for item in text.split(",") if item]
 
 
 def export_scores(seat_of_game: dict[int, list[int]]) -> dict[int, list]:

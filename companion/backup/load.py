@@ -68,7 +68,18 @@ from companion.backup.rows import (
     player_rows,
 )
 from companion.db import WRITE_WAIT, DatabaseBusy, db
-from companion.models import Game, GameResult, Match, Play, Player, Round, RowChoice, Score, Seat
+from companion.models import (
+    Correction,
+    Game,
+    GameResult,
+    Match,
+    Play,
+    Player,
+    Round,
+    RowChoice,
+    Score,
+    Seat,
+)
 from companion.rules import N_
 from companion.web.faults import BUSY, fault_of
 
@@ -88,6 +99,7 @@ COPIED = (
     Play,
     RowChoice,
     Score,
+    Correction,
     GameResult,
     derived.PlayerGameStat,
     derived.NemesisCount,

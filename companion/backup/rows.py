@@ -21,7 +21,17 @@ from companion import derived
 from companion.backup.check import GameIn, MatchIn, PlayerIn
 from companion.derived import figures
 from companion.derived.figures import GameRow, MatchRow, NemesisRow
-from companion.models import Game, Match, Play, Round, RowChoice, Score, Seat, new_token
+from companion.models import (
+    Correction,
+    Game,
+    Match,
+    Play,
+    Round,
+    RowChoice,
+    Score,
+    Seat,
+    new_token,
+)
 from companion.rules.names import name_key
 
 # The staged columns of each table in row order, parents first.
@@ -44,6 +54,8 @@ STAGED: dict[type, tuple[str, ...]] = {
     # Row choices keep their order (ids of their own): it is the order they were made in.
     RowChoice: ("id", "round_id", "player_id", "row"),
     Score: ("game_id", "player_id", "bulls", "cards"),
+    # In the order they were made: the import copies them in the order staged.
+    Correction: ("game_id", "round_number", "created_at", "cards", "choices", "dropped"),
     derived.PlayerGameStat: GameRow._fields,
     derived.NemesisCount: NemesisRow._fields,
     derived.PlayerMatchStat: MatchRow._fields,
@@ -107,6 +119,10 @@ class Rows:
         self.rows[Game].append((game_id, match_id, number, game.mode, *starting, started))
         if game.rounds:
             self.add_rounds(game_id, game.rounds, seats, started)
+        self.rows[Correction].extend(
+            (game_id, number, self.stamp(at), cards, choices, dropped)
+            for number, at, cards, choices, dropped in game.corrections
+        )
         if game.scores:
             self.rows[Score].extend(
                 (game_id, seat, None, ",".join(map(str, score)))

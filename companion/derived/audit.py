@@ -91,9 +91,20 @@ def game_problem(game: Game, players: list[int], deck: int) -> str | None:
     played: set[int] = set()
     waiting = None
     for stored in game.rounds:
+        plays = [(play.player_id, play.card) for play in stored.plays]
+        if waiting is not None and game.corrections:
+            # A correction left an earlier round waiting: the rounds after it wait too,
+            # their cards checked, their placing and choices judged once it goes on.
+            try:
+                rules.check_plays(
+                    rows, plays, deck=deck, players=players, played=played, starting=game.starting
+                )
+            except rules.RuleError as error:
+                return f"round {stored.id} {place(game, stored.number)}: {error}"
+            played.update(card for _, card in plays)
+            continue
         if waiting is not None:
             return f"round {waiting} {where}: a card waits for a row choice, yet a round follows"
-        plays = [(play.player_id, play.card) for play in stored.plays]
         choices = {choice.player_id: choice.row for choice in stored.choices}
         try:
             result = rules.play_round(

@@ -13,6 +13,7 @@ from companion.models import Game, Match
 from companion.rules import whole_number
 from companion.state import GameState, game_state, get_match
 from companion.web import present
+from companion.web.access import PLAYER, access
 from companion.web.htmx import render
 
 bp = Blueprint("replay", __name__, url_prefix="/matches/<id:match_id>/games/<id:number>")
@@ -56,6 +57,9 @@ def show(match_id: int, number: int):
         match=match,
         game=replayed,
         **round_view(replayed, current, names),
+        corrections=[fix for fix in game.corrections if fix.round_number == current],
+        player=access(match) == PLAYER,
+        last=game is match.games[-1],
     )
 
 

@@ -4,6 +4,7 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 from __future__ import annotations
 
 from companion import rules
+from companion.play.changes import latest
 from companion.state import GameState, MatchState
 from companion.web import present
 from companion.web.access import access, me
@@ -30,6 +31,7 @@ def board(state: MatchState, view: str = "match") -> dict:
         "shown": shown_round(game, state.name),
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
+        "corrected": latest(state),
         **(standings_view(state) if view == "table" and finished and not current else {}),
     }
 

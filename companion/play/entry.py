@@ -16,6 +16,7 @@ from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.play.blueprint import bp
 from companion.play.board import board
+from companion.play.changes import unneeded_after
 from companion.state import MatchState, current_state
 from companion.store import RACED, Change, write_match
 from companion.web.access import me, require_player
@@ -274,9 +275,12 @@ def add_choice(state: MatchState, form) -> Change:
     round_id = db.session.scalar(
         select(Round.id).where(Round.game_id == game.game.id, Round.number == game.rounds_played)
     )
+    # After a correction the game may wait here with rounds stored after this one: they
+    # are placed again, and may finish the game, or no longer need a choice they hold.
     return Change(
         [RowChoice(round_id=round_id, player_id=pending.player, row=row)],
-        results=game.rounds_played == rules.HAND_SIZE,
+        deletes=unneeded_after(state, game, pending.player, row),
+        results=game.rounds_played == rules.HAND_SIZE or bool(game.table.later),
     )
 
 

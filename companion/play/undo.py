@@ -1,12 +1,13 @@
-"""Undo: find the last thing entered into a match and take it back, nothing else."""
+"""Undo: find the last thing entered into a match and take it back, nothing else; or
+take the last game back to just after one of its rounds in one step ("undo to here")."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from flask import redirect, request, url_for
+from flask import abort, redirect, request, url_for
 from flask_babel import gettext, ngettext
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice
@@ -55,15 +56,21 @@ def last_input(state: MatchState) -> LastInput | None:
         )
         change = Change(deletes=[delete(PendingCard).where(PendingCard.game_id == game_id)])
         return LastInput(f"entered:{game_id}:{count}", text, change)
-    if not game.rounds_played:
+    # The newest stored round: a game waiting for a choice a correction asked for has
+    # rounds stored after the one it waits at.
+    stored = db.session.execute(
+        select(Round.id, Round.number)
+        .where(Round.game_id == game_id)
+        .order_by(Round.number.desc())
+        .limit(1)
+    ).first()
+    if stored is None:
         cards = ", ".join(str(card) for card in game.game.starting)
         text = gettext(
             "the start of game %(game)d (starting cards %(cards)s)", game=number, cards=cards
         )
         return LastInput(f"game:{game_id}", text, deleting(Game, game_id))
-    round_id = db.session.scalar(
-        select(Round.id).where(Round.game_id == game_id, Round.number == game.rounds_played)
-    )
+    round_id, round_number = stored
     choice = db.session.execute(
         select(RowChoice.id, RowChoice.player_id, RowChoice.row)
         .where(RowChoice.round_id == round_id)
@@ -75,7 +82,7 @@ def last_input(state: MatchState) -> LastInput | None:
             "%(player)s's choice of row %(row)d in round %(round)d",
             player=state.name(choice.player_id),
             row=choice.row,
-            round=game.rounds_played,
+            round=round_number,
         )
         return LastInput(f"choice:{choice.id}", text, deleting(RowChoice, choice.id))
     plays = db.session.execute(
@@ -84,7 +91,7 @@ def last_input(state: MatchState) -> LastInput | None:
     cards = ", ".join(f"{state.name(player_id)} {card}" for player_id, card in plays)
     text = gettext(
         "round %(round)d of game %(game)d (%(cards)s)",
-        round=game.rounds_played,
+        round=round_number,
         game=number,
         cards=cards,
     )
@@ -120,6 +127,80 @@ def undo(match_id: int):
     except StaleUndo as stale:
         page = render("matches/undo.html", "undo", state=stale.state, last=stale.last, stale=True)
         return page, 409
+    if stored == RACED:
+        return show_with_errors(match_id, {"form": race_message()})
+    return redirect(url_for("play.show", match_id=match_id), 303)
+
+
+class Later(NamedTuple):
+    """What "undo to here" takes back: the entries after a round, and how to."""
+
+    count: int  # entries, as Undo counts them: a round, a row choice, the hidden cards
+    change: Change
+
+
+def entries_after(state: MatchState, game_number: int, number: int) -> Later:
+    """The entries of the match's last game after its round ``number`` (404 otherwise)."""
+    if not state.games or state.games[-1].number != game_number:
+        abort(404)
+    game = state.games[-1]
+    if game.game.mode != "cards":
+        abort(404)
+    game_id = game.game.id
+    rounds = db.session.execute(
+        select(Round.id, Round.number).where(Round.game_id == game_id)
+    ).all()
+    if not 1 <= number <= len(rounds):
+        abort(404)
+    later = [round_id for round_id, other in rounds if other > number]
+    choices = db.session.scalar(
+        select(func.count(RowChoice.id)).where(RowChoice.round_id.in_(later))
+    )
+    count = len(later) + choices + bool(game.entered)
+    deletes = [
+        delete(PendingCard).where(PendingCard.game_id == game_id),
+        delete(Round).where(Round.id.in_(later)),
+    ]
+    return Later(count, Change(deletes=deletes, results=True))
+
+
+@bp.get("/matches/<id:match_id>/games/<id:game>/rounds/<id:number>/undo")
+def confirm_undo_to(match_id: int, game: int, number: int):
+    """Ask before taking the game back to just after a round, saying how many entries go."""
+    state = current_state(match_id)
+    later = entries_after(state, game, number)
+    return render_undo_to(state, game, number, later.count)
+
+
+def render_undo_to(state: MatchState, game: int, number: int, count: int, stale=False):
+    """The "undo to here" confirmation."""
+    return render(
+        "matches/undo_to.html",
+        "undo",
+        state=state,
+        game_number=game,
+        number=number,
+        count=count,
+        stale=stale,
+    )
+
+
+@bp.post("/matches/<id:match_id>/games/<id:game>/rounds/<id:number>/undo")
+def undo_to(match_id: int, game: int, number: int):
+    """Take the game back to just after the round, if the match is as confirmed."""
+
+    def check(state: MatchState) -> Change:
+        require_player(state.match)
+        later = entries_after(state, game, number)
+        if request.form.get("version") != str(state.version) or not later.count:
+            raise StaleUndo(state, None)
+        return later.change
+
+    try:
+        stored = write_match(match_id, check)
+    except StaleUndo as stale:
+        count = entries_after(stale.state, game, number).count
+        return render_undo_to(stale.state, game, number, count, stale=True), 409
     if stored == RACED:
         return show_with_errors(match_id, {"form": race_message()})
     return redirect(url_for("play.show", match_id=match_id), 303)

@@ -10,9 +10,9 @@ callers pass their own ``gettext``/``ngettext`` to get them in the player's lang
 
 The modules, from the bottom up: ``cards`` (cards, bulls, decks), ``checks`` (what may
 not be entered), ``table`` (a round placed on the table), ``explain`` (why each card went
-where it did), ``game`` (a game replayed), ``match`` (totals, the end, the winners) and
-``names`` (the rule for a player's name). Callers use ``rules.X``: the public names of
-every module are here.
+where it did), ``game`` (a game replayed), ``correct`` (a past round corrected),
+``match`` (totals, the end, the winners) and ``names`` (the rule for a player's name).
+Callers use ``rules.X``: the public names of every module are here.
 """
 
 from companion.rules.cards import (
@@ -51,6 +51,14 @@ from companion.rules.checks import (
     parse_card,
     parse_row_choice,
     whole_number,
+)
+from companion.rules.correct import (
+    Dropped,
+    Placement,
+    RoundChange,
+    Settled,
+    compare,
+    settle,
 )
 from companion.rules.explain import (
     explain,
@@ -115,17 +123,21 @@ __all__ = [
     "STANDARD_DECK",
     "TOO_LOW",
     "ChoiceNeeded",
+    "Dropped",
     "EndCondition",
     "GameState",
     "Gettext",
     "Ngettext",
+    "Placement",
     "Player",
     "Position",
+    "RoundChange",
     "RoundResult",
     "RowOption",
     "Rows",
     "RuleError",
     "Running",
+    "Settled",
     "Standing",
     "Step",
     "Table",
@@ -134,6 +146,7 @@ __all__ = [
     "check_plays",
     "check_rows",
     "check_starting_cards",
+    "compare",
     "continue_round",
     "deck_size",
     "explain",
@@ -153,6 +166,7 @@ __all__ = [
     "resolve_round",
     "row_options",
     "running",
+    "settle",
     "standing",
     "suggest_row",
     "unused_choice",

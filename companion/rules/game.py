@@ -30,6 +30,9 @@ class GameState(NamedTuple):
     rows: Rows
     piles: dict[Player, tuple[int, ...]]
     rounds: tuple[RoundResult, ...]
+    # Stored rounds after one that waits for a row choice: a correction of an earlier
+    # round can make a later one need a choice; the rounds after it wait for it.
+    later: int = 0
 
     @property
     def pending(self) -> ChoiceNeeded | None:
@@ -58,13 +61,17 @@ def replay_game(
 ) -> GameState:
     """Replay a game's stored rounds (plays and row choices) from its starting cards.
 
-    The inputs were checked when they were entered; a round that waits for a choice
-    can only be the last one.
+    The inputs were checked when they were entered. The replay stops at a round that
+    waits for a choice: usually the last one, but after a correction of an earlier
+    round any round may; the rounds after it are counted in ``later``, not placed.
     """
     table = Table([(card,) for card in starting])
     piles: dict[Player, list[int]] = {player: [] for player in players}
     results: list[RoundResult] = []
+    rounds = list(rounds)
     for plays, choices in rounds:
+        if table.pending is not None:
+            break
         table.start_round(plays)
         table.run(choices)
         result = table.round_result()
@@ -72,4 +79,4 @@ def replay_game(
             piles.setdefault(step.player, []).extend(step.taken)
         results.append(result)
     frozen = {player: tuple(sorted(pile)) for player, pile in piles.items()}
-    return GameState(table.rows, frozen, tuple(results))
+    return GameState(table.rows, frozen, tuple(results), len(rounds) - len(results))

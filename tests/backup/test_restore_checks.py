@@ -111,7 +111,7 @@ def tampered_result(good: Path) -> Path:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (one_column_x, "its tables are not the app's: table game has no column id."),
+        (one_column_x, "its tables are not the app's: table correction has no column id."),
         (without_choices_and_scores, "its tables are not the app's: there is no table "),
         (
             unknown_revision,
@@ -158,7 +158,8 @@ def test_a_copy_from_an_older_version_is_upgraded_then_restored(app, live, good)
     # match table and drop the old one, which with foreign keys on empties its seats.
     older = edited(
         good,
-        "DROP INDEX uq_match_rematch_id",  # what the revisions since OLDER added
+        "DROP TABLE correction",  # what the revisions since OLDER added
+        "DROP INDEX uq_match_rematch_id",
         "ALTER TABLE match DROP COLUMN rematch_id",
         "ALTER TABLE match DROP COLUMN table_version",
         f"UPDATE alembic_version SET version_num = '{OLDER}'",

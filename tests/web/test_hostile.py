@@ -125,7 +125,8 @@ TALLY = Tally()
 @pytest.fixture(scope="module")
 def seed(tmp_path_factory) -> Seed:
     """Anna, Ben, Cleo and Eve (who never played); a match waiting for Cleo's row, one
-    at round 1, a fresh one, a finished one; and for every view a request it accepts."""
+    at round 1, a fresh one, a finished one, one two rounds in; and for every view a
+    request it accepts."""
     path = tmp_path_factory.mktemp("hostile") / "seed.sqlite"
     app = make_app(path)
     client = app.test_client()
@@ -144,16 +145,27 @@ def seed(tmp_path_factory) -> Seed:
     ).status_code == (303)
     assert state_of(client, waiting).current.pending.player == cleo
     assert score_game(client, finished, {anna: 5, ben: 7}).status_code == 303
+    two_rounds = start_match(client, [anna, ben])
+    assert start_game(client, two_rounds, [12, 24, 37, 40]).status_code == 303
+    for number, cards in ((1, (41, 42)), (2, (50, 51))):
+        data = {"game": "1", "round": str(number), f"card-{anna}": cards[0]}
+        assert client.post(
+            f"/matches/{two_rounds}/rounds", data={**data, f"card-{ben}": cards[1]}
+        ).status_code == (303)
     undo_page = client.get(f"/matches/{waiting}/undo").get_data(as_text=True)
     expect = re.search(r'name="expect" value="([^"]+)"', undo_page).group(1)
     with app.app_context():
         matches = db.session.scalars(db.select(Match)).all()
         tokens = {match.id: match.player_token for match in matches}
         finished_version = str(db.session.get(Match, finished).version)
+        waiting_version = str(db.session.get(Match, waiting).version)
+        two_version = str(db.session.get(Match, two_rounds).version)
         db.engine.dispose()
     players = {"player_id": str(anna)}
     paths = {
-        "default": {"match_id": str(waiting), "number": "1", **players},
+        "default": {"match_id": str(waiting), "number": "1", "game": "1", **players},
+        "play.confirm_undo_to": {"match_id": str(two_rounds)},
+        "play.undo_to": {"match_id": str(two_rounds)},
         "play.start_game": {"match_id": str(fresh)},
         "play.score_game": {"match_id": str(fresh)},
         "play.enter_round": {"match_id": str(open_)},
@@ -190,6 +202,15 @@ def seed(tmp_path_factory) -> Seed:
         "play.enter_round": {**round_one, f"card-{cleo}": "60"},
         "play.choose_row": {"game": "1", "round": "1", "player": str(cleo), "row": "1"},
         "play.undo": {"expect": expect},
+        "play.correct": {
+            **{key: value for key, value in round_one.items() if key.startswith("card")},
+            f"card-{anna}": "41",
+            f"card-{cleo}": "3",
+            f"row-{cleo}": "2",
+            "version": waiting_version,
+            "confirm": "1",
+        },
+        "play.undo_to": {"version": two_version},
         "history.delete": {"version": finished_version},
         "history.index": {"page": "1"},
         "play.choose_me": {"player": str(anna)},

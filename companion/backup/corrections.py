@@ -1,0 +1,77 @@
+"""A cards game's corrections read from a backup: what each corrected round held before,
+and the later row choices it dropped, with players by name as everywhere in the file
+(``document.export_corrections`` writes them).
+
+In the database a correction names players by seat (``models.Correction``), so the
+file's names become seats on import and nothing needs mapping to player ids.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from companion import rules
+from companion.backup.fields import BackupError, cards_of, object_with, shown, time_of, value_of
+from companion.rules import N_
+
+# A correction as staged for the import: round, time, cards, choices, dropped (stored form).
+Staged = tuple[int, Any, str, str, str]
+
+
+def read_corrections(entries: list, seats: list[str], rounds: int, deck: int) -> list[Staged]:
+    """A game's corrections from the file, checked, in their stored form."""
+    staged = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            staged.append(read_correction(entry, seats, rounds, deck))
+        except BackupError as error:
+            raise error.at(N_("correction %(number)d"), number=number) from None
+    return staged
+
+
+def read_correction(entry: Any, seats: list[str], rounds: int, deck: int) -> Staged:
+    """One correction: the round, when, its old cards (one per seat) and choices."""
+    data = object_with(entry, ("round", "at", "cards"), ("choices", "dropped"))
+    number = value_of(data, "round", int)
+    if not 1 <= number <= rounds:
+        raise BackupError(N_("“round” must be a round of this game, not %(value)s."), value=number)
+    cards = cards_of(value_of(data, "cards", list), deck)
+    if len(cards) != len(seats):
+        raise BackupError(
+            N_("A round has one card per seat: %(expected)d cards, not %(count)d."),
+            expected=len(seats),
+            count=len(cards),
+        )
+    choices = value_of(data, "choices", dict) if "choices" in data else {}
+    old = [f"{seat_of(name, seats)}:{row_of(row)}" for name, row in choices.items()]
+    dropped = []
+    for item in value_of(data, "dropped", list) if "dropped" in data else []:
+        fields = object_with(item, ("round", "player", "row"))
+        later = value_of(fields, "round", int)
+        if not number < later <= rounds:
+            raise BackupError(
+                N_("“round” must be a round of this game, not %(value)s."), value=later
+            )
+        player = seat_of(value_of(fields, "player", str), seats)
+        dropped.append(f"{later}:{player}:{row_of(fields['row'])}")
+    at = time_of(data, "at")
+    return number, at, ",".join(map(str, cards)), ",".join(old), ",".join(dropped)
+
+
+def seat_of(name: Any, seats: list[str]) -> int:
+    """A seated player's place (1 = the first)."""
+    if name not in seats:
+        raise BackupError(
+            N_("A row choice for “%(name)s”, who has no seat in this match."), name=shown(name)
+        )
+    return seats.index(name) + 1
+
+
+def row_of(row: Any) -> int:
+    """A row 1-4 as the file must hold it."""
+    if not isinstance(row, int) or isinstance(row, bool) or not 1 <= row <= rules.ROWS:
+        raise BackupError(
+            N_("A row choice is %(row)s: rows are 1, 2, 3 or 4."), row=shown(json.dumps(row), 12)
+        )
+    return row
