@@ -19,7 +19,14 @@ from companion import create_app
 from companion.db import db
 from companion.serve import parse_args
 from companion.web import pages
-from companion.web.htmx import HTMX_INTEGRITY, HTMX_URL, HTMX_VERSION, render
+from companion.web.htmx import (
+    HTMX_INTEGRITY,
+    HTMX_URL,
+    HTMX_VERSION,
+    SSE_INTEGRITY,
+    SSE_VERSION,
+    render,
+)
 from companion.web.network import phone_url, print_qr
 
 CSP = (
@@ -389,6 +396,15 @@ def test_the_pinned_htmx_copy_is_served_for_a_year(client):
         assert response.cache_control.max_age == 365 * 24 * 60 * 60
         digest = base64.b64encode(hashlib.sha384(response.get_data()).digest()).decode()
     assert f"sha384-{digest}" == HTMX_INTEGRITY
+
+
+def test_the_pinned_sse_extension_copy_is_served_for_a_year(client):
+    """The SSE extension's npm copy, with the bytes its SRI hash names."""
+    with client.get(f"/vendor/sse.min.js?v={SSE_VERSION}") as response:
+        assert response.status_code == 200
+        assert response.cache_control.max_age == 365 * 24 * 60 * 60
+        digest = base64.b64encode(hashlib.sha384(response.get_data()).digest()).decode()
+    assert f"sha384-{digest}" == SSE_INTEGRITY
 
 
 def test_without_the_htmx_copy_the_fallback_is_a_plain_404(client, monkeypatch, tmp_path):

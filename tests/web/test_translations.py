@@ -612,10 +612,12 @@ class LanguageSwitch(HTMLParser):
 NOT_PAGES = {
     "static",
     "web.htmx_copy",
+    "web.sse_copy",
     "web.healthz",
     "i18n.set_language",
     "play.join",
     "play.poll",
+    "play.events",
     "play.grid",
     "backup.export_json",
     "backup.match_csv_file",
