@@ -1,8 +1,9 @@
-"""Load benchmark: many tables of phones polling and playing against the real server.
+"""Load benchmark: many tables of phones, each holding its match's event stream, playing
+against the real server.
 
 Run: .venv/bin/python bench/load.py [--tables 100] [--phones 6] [--seconds 60]
      [--round-seconds 30] [--database sqlite|postgresql] [--servers 1] [--workers N]
-     [--server-times] [--generator-nice N]
+     [--poll] [--idle-streams N] [--spawn-rate 10] [--server-times] [--generator-nice N]
 (prints figures; not a test). Locust (the `bench` extra) plays the phones, headless,
 run as a library in this script, which sets up the database and the servers itself.
 
@@ -11,16 +12,26 @@ loopback port) on one fresh database: an SQLite file, or with ``--database
 postgresql`` a throwaway PostgreSQL cluster of Debian's package, removed after. One
 match per table is written directly into the database; each table's phones talk to
 one server (tables are spread over the servers, as behind a proxy), and every phone
-joins over HTTP by the player link and says who it is. Then every phone polls /live
-every 2 s while the tables play: tables sit down at random moments of the first
-round; in each round every player's phone sends its own card at a random moment of
-the round's first half, too-low cards are answered by their player's phone, and games
-follow one another. A round every 30 s is a brisk table (a 10-round game entered in 5
-minutes); --round-seconds 20 is a stress test. Traffic goes to loopback only and stops
-after --seconds; the figures count the requests answered until then.
+joins over HTTP by the player link and says who it is. Then every phone holds the
+match's event stream open (``sse.py``: a greenlet on a raw socket each), or with
+``--poll`` polls /live every 2 s, while the tables play: tables sit down at random
+moments of the first round; in each round every player's phone sends its own card at
+a random moment of the round's first half, too-low cards are answered by their
+player's phone, and games follow one another. A round every 30 s is a brisk table (a
+10-round game entered in 5 minutes); --round-seconds 20 is a stress test. Traffic goes
+to loopback only and stops after --seconds; the figures count the requests answered
+until then.
 
-Targets (issue 11): 100 tables of 6 phones at a round every 20 s, p95 under 100 ms and
-no failures, on SQLite with one server and on PostgreSQL with two; servers under 300 MB.
+With streams, a writing phone then opens the match page, as a browser follows the
+303; the page's version tells which change event carries the write. For every write
+(a game start, a card, a row choice) it prints the time from the write's request start
+to each OTHER phone of the table receiving that event. ``--idle-streams 2000`` also
+holds that many streams of phones that joined matches of their own and only watch.
+
+Targets (issue 18): 100 tables of 6 phones at a round every 20 s: write -> other phones
+p95 under 250 ms (300 ms on PostgreSQL with 2 app servers), writes p95 under 50 ms, no
+failures, servers under 300 MB. With 2,000 idle streams and a few tables playing:
+writes p95 under 100 ms, servers under 600 MB. (Issue 11, polling: p95 under 100 ms.)
 With --server-times it also prints the servers' own time per request beside Locust's,
 which includes the wait for a core on this shared machine (``ServerTimes``).
 ``--generator-nice 10`` lowers Locust's CPU priority below the servers': real phones
@@ -29,10 +40,16 @@ bring their own processors, so the servers should not wait for the generator's t
 
 from __future__ import annotations
 
+import os
+
+# A phone's new connection resolves "127.0.0.1" in gevent's resolver threads by default:
+# under load they can queue, and the wait would count in the request's time. A numeric address
+# needs no lookup; resolving in the loop is immediate (read when gevent's hub starts).
+os.environ.setdefault("GEVENT_RESOLVER", "block")
+
 import argparse
 import contextlib
 import importlib.util
-import os
 import random
 import re
 import resource
@@ -40,6 +57,7 @@ import tempfile
 import time
 import urllib.parse
 from pathlib import Path
+from typing import NamedTuple
 
 import gevent
 from gevent.lock import Semaphore
@@ -50,22 +68,31 @@ from locust.stats import StatsEntry
 from serving import (
     CSRF,
     MemoryWatch,
-    cpu_seconds,
+    Usage,
+    cpu_summary,
+    create_matches,
     free_port,
-    machine_cpu_seconds,
     migrate,
     postgresql_cluster,
     start_server,
 )
 from sqlalchemy import create_engine, text
+from sse import EventStream, hold_idle_streams
 
-from companion import create_app, rules
-from companion.db import db
-from companion.models import Match, Player, Seat
+from companion import rules
 
 POLL = re.compile(r'since=(\d+)&amp;table=(\d+)&amp;form=([^&"]*)')
 WRITES = ("start", "card", "choice")
 CUTS = (0.5, 0.95, 0.99)  # the percentiles printed
+UNSEEN_GRACE = 5.0  # seconds: a write older than this at the end must have reached every phone
+
+
+class Write(NamedTuple):
+    """A write of a phone, timed from its request's start, and the version it made."""
+
+    started: float  # time.perf_counter()
+    phone: Phone
+    version: int
 
 
 class Table:
@@ -77,6 +104,7 @@ class Table:
         self.player_ids = player_ids
         self.phones: list[Phone | None] = [None] * len(player_ids)
         self.games = 0
+        self.writes: list[Write] = []
 
     def seated(self) -> int:
         """How many of its phones have joined."""
@@ -129,10 +157,12 @@ class Table:
 
 
 class Phone(FastHttpUser):
-    """A phone at a table: joins by the player link, polls, sends its player's card."""
+    """A phone at a table: joins by the player link, holds the match's event stream (or
+    polls, with ``--poll``), sends its player's card."""
 
-    abstract = True  # one subclass per server: its host, and the seats of its tables
+    abstract = True  # one subclass per server: its host, the seats of its tables, the mode
     seats: Queue  # (table, seat) for each phone of this server's tables
+    push: bool  # holds an event stream; else polls
     wait_time = constant(2)  # the match page polls every 2 s after an answer
     # One keep-alive connection a phone, polls and posts taking turns on it (``turn``):
     # 600 phones stay within the servers' connection limits, the connection never
@@ -144,6 +174,7 @@ class Phone(FastHttpUser):
 
     def on_start(self) -> None:
         """Take a seat, open the player link and say who this phone is."""
+        self.stream = None
         self.table, seat = self.seats.get_nowait()
         self.player_id = self.table.player_ids[seat]
         self.match = f"/matches/{self.table.match_id}"
@@ -154,9 +185,26 @@ class Phone(FastHttpUser):
         page = self.expect("join", "GET", self.match, 200)
         self.csrf = CSRF.search(page).group(1)
         self.post("join", "/me", {"player": self.player_id})
+        if self.push:  # no since: the first event brings the whole state at once
+            self.stream = EventStream(self.host, f"{self.match}/events?view=match", self.cookie())
+            self.stream.start()
         self.table.phones[seat] = self
 
+    def on_stop(self) -> None:
+        """Close the stream."""
+        if self.stream is not None:
+            self.stream.stop()
+
+    def cookie(self) -> str:
+        """The phone's cookies, as a Cookie header: its session says who it is."""
+        return "; ".join(f"{c.name}={c.value}" for c in self.client.cookiejar)
+
     @task
+    def live(self) -> None:
+        """Poll, unless the stream brings the changes."""
+        if not self.push:
+            self.poll()
+
     def poll(self) -> None:
         """Ask /live what changed since the version this phone shows, as htmx does."""
         shows = {"since": self.since, "table": self.table_version, "form": self.form_key}
@@ -169,11 +217,24 @@ class Phone(FastHttpUser):
             self.form_key = urllib.parse.unquote(found.group(3))
 
     def post(self, kind: str, path: str, form: dict) -> None:
-        """Send a form of this match with the phone's CSRF token; 303 is success."""
-        self.expect(kind, "POST", self.match + path, 303, data={**form, "csrf_token": self.csrf})
+        """Send a form of this match with the phone's CSRF token; 303 is success.
+
+        With push, the phone then opens the match page, as a browser follows the 303:
+        its version is the write's, or a later one when another write came between
+        (then the write is timed to a later event than its own: never too short).
+        """
+        started = time.perf_counter()
+        data = {**form, "csrf_token": self.csrf}
+        if not self.expect(kind, "POST", self.match + path, 303, data=data) or not self.push:
+            return
+        page = self.expect("page after write", "GET", self.match, 200)
+        if kind in WRITES and (found := POLL.search(page)):
+            self.table.writes.append(Write(started, self, int(found.group(1))))
 
     def expect(self, kind, method, path, statuses, headers=None, data=None) -> str:
-        """One request, named by its kind; any other status than ``statuses`` fails it."""
+        """One request, named by its kind; any other status than ``statuses`` fails it.
+
+        Its text (a space when empty), or "" when it failed."""
         statuses = statuses if isinstance(statuses, tuple) else (statuses,)
         with (
             self.turn,
@@ -188,38 +249,9 @@ class Phone(FastHttpUser):
         ):
             if response.status_code in statuses:
                 response.success()
-                return response.text or ""
+                return response.text or " "
             response.failure(getattr(response, "error", None) or f"HTTP {response.status_code}")
             return ""
-
-
-def create_matches(database_url: str, tables: int, seats: int) -> list[Table]:
-    """Players and one match per table, written straight into the servers' database.
-
-    Setting up is not what is measured, so it skips HTTP; the phones still join over
-    HTTP with the player link, as real phones do.
-    """
-    app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "SECRET_KEY": "bench"})
-    created = []
-    with app.app_context():
-        for number in range(tables):
-            players = [
-                Player(name=f"T{number}P{seat}", name_key=f"t{number}p{seat}")
-                for seat in range(seats)
-            ]
-            match = Match(
-                end_kind="games",
-                end_value=1000,
-                seats=[
-                    Seat(player=player, position=seat) for seat, player in enumerate(players, 1)
-                ],
-            )
-            db.session.add(match)
-            db.session.flush()
-            created.append(Table(match.id, match.player_token, [player.id for player in players]))
-        db.session.commit()
-        db.engine.dispose()
-    return created
 
 
 @contextlib.contextmanager
@@ -253,7 +285,7 @@ def app_servers(database_url: str, count: int, workers: int | None, times: Serve
             server.wait(timeout=30)
 
 
-def phone_classes(tables: list[Table], hosts: list[str]) -> list[type[Phone]]:
+def phone_classes(tables: list[Table], hosts: list[str], push: bool) -> list[type[Phone]]:
     """One Phone class per server, holding the seats of the tables spread to it."""
     classes = []
     for number, host in enumerate(hosts, 1):
@@ -261,7 +293,7 @@ def phone_classes(tables: list[Table], hosts: list[str]) -> list[type[Phone]]:
         for table in tables[number - 1 :: len(hosts)]:
             for seat in range(len(table.player_ids)):
                 seats.put((table, seat))
-        attributes = {"host": host, "seats": seats, "fixed_count": seats.qsize()}
+        attributes = {"host": host, "seats": seats, "fixed_count": seats.qsize(), "push": push}
         classes.append(type(f"PhoneOfServer{number}", (Phone,), attributes))
     return classes
 
@@ -313,58 +345,47 @@ class ServerTimes:
         return [("all", every), ("polls", polls), ("writes", writes)]
 
 
-class Usage:
-    """CPU time used by the load generator (this process), the servers, the database, and
-    by the machine as a whole: it is shared, and what other programs take is not ours."""
+class Run(NamedTuple):
+    """What a load run measured."""
 
-    def __init__(self, servers: list[int], database: list[int]):
-        self.servers, self.database = servers, database
-        self.begin = (0.0, 0.0, 0.0, 0.0)
-
-    def start(self) -> None:
-        """Count from now on."""
-        self.begin = self.now()
-
-    def now(self) -> tuple[float, float, float, float]:
-        """CPU seconds used so far by each."""
-        mine = resource.getrusage(resource.RUSAGE_SELF)
-        return (
-            mine.ru_utime + mine.ru_stime,
-            sum(cpu_seconds(pid) for pid in self.servers),
-            sum(cpu_seconds(pid) for pid in self.database),
-            machine_cpu_seconds(),
-        )
-
-    def shares(self, elapsed: float) -> list[float]:
-        """Percent of one core each used since the start."""
-        spent = zip(self.begin, self.now(), strict=True)
-        return [(end - begin) / elapsed * 100 for begin, end in spent]
+    stats: object  # Locust's
+    elapsed: float
+    shares: list[float]  # of CPU (``Usage``)
+    delivered: list[float]  # ms from a write to another phone's event (``deliveries``)
+    missed: int
+    idle: list[EventStream]
 
 
-def load(tables: list[Table], classes, args, usage: Usage, times: ServerTimes) -> tuple:
-    """Join every phone, then poll and play for ``--seconds``: the stats and what they took."""
+def load(tables: list[Table], classes, args, usage: Usage, times: ServerTimes, idle) -> Run:
+    """Join every phone (and open the idle streams), then play for ``--seconds``."""
     os.nice(args.generator_nice)  # the servers, started before, keep their priority
     environment = Environment(user_classes=classes)
     runner = environment.create_local_runner()
     phones = sum(len(table.player_ids) for table in tables)
-    runner.start(phones, spawn_rate=100)
+    runner.start(phones, spawn_rate=args.spawn_rate)
     while sum(table.seated() for table in tables) < phones:
         if environment.stats.total.num_failures or runner.exceptions:
             runner.quit()
             raise SystemExit(f"phones could not join: {failures(environment.stats)}")
         gevent.sleep(0.2)
+    idle_streams = hold_idle_streams(idle, args.idle_streams) if idle else []
     environment.stats.reset_all()
     usage.start()
     times.start()
     begin = time.monotonic()
     dealers = [runner.greenlet.spawn(table.play, args.round_seconds) for table in tables]
     gevent.sleep(args.seconds)
-    runner.quit()
     elapsed = time.monotonic() - begin
+    shares = usage.shares(elapsed)
+    runner.quit()
+    delivered, missed = deliveries(tables) if not args.poll else ([], 0)
+    for stream in [phone.stream for table in tables for phone in table.phones] + idle_streams:
+        if stream is not None:
+            stream.stop()
     broken = [dealer.exception for dealer in dealers if dealer.exception is not None]
     if broken:
         raise SystemExit(f"a table stopped playing: {broken[0]!r}")
-    return environment.stats, elapsed, usage.shares(elapsed)
+    return Run(environment.stats, elapsed, shares, delivered, missed, idle_streams)
 
 
 def failures(stats) -> str:
@@ -382,22 +403,51 @@ def rounds_placed(database_url: str) -> int:
     return placed
 
 
+def deliveries(tables: list[Table]) -> tuple[list[float], int]:
+    """Milliseconds from each write's start to each other phone of its table getting its
+    change event, and how many never got one (writes in the last seconds aside)."""
+    seconds, missed = [], 0
+    end = time.perf_counter() - UNSEEN_GRACE
+    for table in tables:
+        for write in table.writes:
+            for phone in table.phones:
+                if phone is write.phone:
+                    continue
+                arrived = phone.stream.first_arrival(write.version)
+                if arrived is not None:
+                    seconds.append((arrived - write.started) * 1000)
+                elif write.started < end:
+                    missed += 1
+    return seconds, missed
+
+
+def percentiles(values) -> list[float]:
+    """``CUTS`` of these values, and their max (zeros when there are none)."""
+    ordered = sorted(values) or [0]
+    cuts = [ordered[min(len(ordered) - 1, int(len(ordered) * cut))] for cut in CUTS]
+    return [*cuts, ordered[-1]]
+
+
 def latency_rows(stats) -> list[tuple[str, StatsEntry]]:
     """All requests, the polls, and the writes together and by kind."""
     writes = StatsEntry(stats, "writes", "POST")
     for kind in WRITES:
         writes.extend(stats.get(kind, "POST"))
     rows = [("all", stats.total), ("polls", stats.get("poll", "GET")), ("writes", writes)]
+    rows.append(("pages after", stats.get("page after write", "GET")))
     return rows + [(f"  {kind}s", stats.get(kind, "POST")) for kind in WRITES]
 
 
-def report(args, stats, elapsed: float, shares, placed: int, memory, database_memory) -> None:
+def report(args, tables: list[Table], run: Run, placed: int, memory, database_memory) -> None:
     """Print the figures."""
+    stats, elapsed = run.stats, run.elapsed
     total = stats.total
+    live = "polling every 2 s" if args.poll else "holding an event stream each"
     print(
-        f"{args.tables} tables x {args.phones} phones polling every 2 s, a round every "
+        f"{args.tables} tables x {args.phones} phones {live}, a round every "
         f"~{args.round_seconds:g} s, {elapsed:.0f} s; {args.database}, {args.servers} "
         f"app server{'s' if args.servers > 1 else ''}"
+        + (f"; {len(run.idle):,} idle streams beside" if run.idle else "")
     )
     print(
         f"requests: {total.num_requests:,} ({total.num_requests / elapsed:,.0f}/s), "
@@ -411,18 +461,39 @@ def report(args, stats, elapsed: float, shares, placed: int, memory, database_me
             entry.max_response_time or 0,
         )
         for name, entry in latency_rows(stats)
+        if entry.num_requests
     )
+    if not args.poll:
+        report_streams(tables, run)
     print(f"rounds placed: {placed:,} ({placed / elapsed * 60:,.0f} a minute)")
     print(f"app servers' peak memory: {memory.summary()}")
     if database_memory is not None:
         print(f"PostgreSQL's peak memory: {database_memory.summary()}")
-    generator, servers, database, machine = shares
+    print(cpu_summary(run.shares, "Locust"))
+
+
+def report_streams(tables: list[Table], run: Run) -> None:
+    """Print how fast writes reached the other phones, and how the streams held."""
+    writes = sum(len(table.writes) for table in tables)
     print(
-        f"CPU, % of one core ({os.cpu_count()} cores): load generator (Locust) {generator:.0f} %,"
-        f" app servers {servers:.0f} %"
-        + (f", PostgreSQL {database:.0f} %" if database else "")
-        + f"; other programs on the machine {machine - generator - servers - database:.0f} %"
+        f"write -> each other phone of its table ({writes:,} writes), ms:"
+        f" p50 {{:.0f}}, p95 {{:.0f}}, p99 {{:.0f}}, max {{:.0f}};".format(
+            *percentiles(run.delivered)
+        )
+        + f" never arrived: {run.missed}"
     )
+    phones = [phone.stream for table in tables for phone in table.phones]
+    for name, streams in (("phones' streams", phones), ("idle streams", run.idle)):
+        if not streams:
+            continue
+        drops = [failure for stream in streams for failure in stream.failures]
+        opening = percentiles(s for stream in streams for s in stream.open_seconds)
+        print(
+            f"{name}: {sum(stream.held for stream in streams):,} of {len(streams):,} open"
+            f" at the end, {len(drops)} dropped"
+            + (f" ({drops[0]})" if drops else "")
+            + f"; opening p95 {opening[1] * 1000:.0f} ms"
+        )
 
 
 def report_server_times(times: ServerTimes) -> None:
@@ -430,9 +501,7 @@ def report_server_times(times: ServerTimes) -> None:
     print("the servers' own time (gunicorn's access log), same requests:")
     rows = []
     for name, milliseconds in times.rows():
-        ordered = sorted(milliseconds) or [0]
-        cuts = [ordered[min(len(ordered) - 1, int(len(ordered) * cut))] for cut in CUTS]
-        rows.append((name, len(milliseconds), *cuts, ordered[-1]))
+        rows.append((name, len(milliseconds), *percentiles(milliseconds)))
     print_latencies(rows)
 
 
@@ -441,6 +510,17 @@ def print_latencies(rows) -> None:
     print(f"  {'ms':12} {'requests':>9} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
     for name, count, *figures in rows:
         print(f"  {name:12} {count:9,}" + "".join(f" {figure:6.0f}" for figure in figures))
+
+
+def idle_matches(args) -> int:
+    """How many matches the idle streams watch: ``--phones`` streams each."""
+    return -(-args.idle_streams // args.phones)
+
+
+def raise_open_files() -> None:
+    """Let this process hold as many sockets as the system allows (each stream is one)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def main() -> None:
@@ -475,6 +555,23 @@ def main() -> None:
         metavar="N",
         help="lower the load generator's CPU priority by N (0-19) once the servers run",
     )
+    parser.add_argument(
+        "--spawn-rate",
+        type=float,
+        default=10,
+        help="phones that join a second, before the play starts (default 10: faster makes"
+        " a burst past what the servers serve, and joins time out)",
+    )
+    parser.add_argument(
+        "--poll", action="store_true", help="phones poll every 2 s instead of holding a stream"
+    )
+    parser.add_argument(
+        "--idle-streams",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also hold N open streams of phones that only watch (matches of their own)",
+    )
     args = parser.parse_args()
     if not 1 <= args.servers <= args.tables:
         parser.error("--servers must be between 1 and --tables")
@@ -482,28 +579,34 @@ def main() -> None:
         parser.error("--generator-nice must be between 0 and 19")
     if args.server_times and args.workers == 1:  # one process: waitress, which logs none
         parser.error("--server-times reads gunicorn's access log: use --workers 2 or more")
+    if args.poll and args.idle_streams:
+        parser.error("--idle-streams holds streams: not with --poll")
     if args.database == "postgresql" and importlib.util.find_spec("psycopg") is None:
         parser.error("--database postgresql needs the psycopg driver in .venv")
+    raise_open_files()
     with (
         tempfile.TemporaryDirectory() as folder,
         fresh_database(args.database, folder) as (database_url, database_pids),
     ):
-        tables = create_matches(database_url, args.tables, args.phones)
+        tables = [Table(*made) for made in create_matches(database_url, args.tables, args.phones)]
+        idle_made = create_matches(database_url, idle_matches(args), args.phones, prefix="I")
         times = ServerTimes(folder if args.server_times else None)
         with app_servers(database_url, args.servers, args.workers, times) as servers:
             server_pids = [server.pid for _, server in servers]
+            hosts = [host for host, _ in servers]
             memory = MemoryWatch(*server_pids)
             database_memory = MemoryWatch(*database_pids) if database_pids else None
             watches = [watch for watch in (memory, database_memory) if watch is not None]
             for watch in watches:
                 watch.start()
-            classes = phone_classes(tables, [host for host, _ in servers])
+            classes = phone_classes(tables, hosts, not args.poll)
             usage = Usage(server_pids, database_pids)
-            stats, elapsed, shares = load(tables, classes, args, usage, times)
+            idle = [(hosts[n % len(hosts)], *made[:2]) for n, made in enumerate(idle_made)]
+            run = load(tables, classes, args, usage, times, idle)
             for watch in watches:
                 watch.stop()
         placed = rounds_placed(database_url)
-        report(args, stats, elapsed, shares, placed, memory, database_memory)
+        report(args, tables, run, placed, memory, database_memory)
         if args.server_times:
             report_server_times(times)
 

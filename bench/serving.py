@@ -10,6 +10,7 @@ import contextlib
 import http.cookiejar
 import os
 import re
+import resource
 import select
 import shutil
 import socket
@@ -91,6 +92,40 @@ def migrate(database_url: str) -> None:
         check=True,
         capture_output=True,
     )
+
+
+def create_matches(
+    database_url: str, count: int, seats: int, prefix: str = "T"
+) -> list[tuple[int, str, list[int]]]:
+    """Players and ``count`` matches of ``seats``, written straight into the database:
+    each match's id, player link token and player ids.
+
+    Setting up is not what is measured, so it skips HTTP; phones still join over HTTP
+    with the player link, as real phones do.
+    """
+    from companion.app import create_app  # not in the memory sampler's process
+    from companion.db import db
+    from companion.models import Match, Player, Seat
+
+    app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "SECRET_KEY": "bench"})
+    created = []
+    with app.app_context():
+        for number in range(count):
+            players = [
+                Player(name=f"{prefix}{number}P{seat}", name_key=f"{prefix.lower()}{number}p{seat}")
+                for seat in range(seats)
+            ]
+            match = Match(
+                end_kind="games",
+                end_value=1000,
+                seats=[Seat(player=player, position=n) for n, player in enumerate(players, 1)],
+            )
+            db.session.add(match)
+            db.session.flush()
+            created.append((match.id, match.player_token, [player.id for player in players]))
+        db.session.commit()
+        db.engine.dispose()
+    return created
 
 
 class Answer(NamedTuple):
@@ -259,14 +294,25 @@ def cpu_seconds(pid: int) -> float:
     Children that ended count too, through their parent (PostgreSQL starts a process
     for each connection, a server may replace a worker).
     """
-    total = 0.0
-    for each in (pid, *children(pid)):
-        try:
-            fields = Path(f"/proc/{each}/stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        total += sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    return total
+    return sum(own_cpu_seconds(each) for each in (pid, *children(pid)))
+
+
+def tree_cpu_seconds(pid: int, leave_out: set[int]) -> float:
+    """``cpu_seconds`` of a process and all its descendants, but for ``leave_out`` and
+    theirs: the browser's below a benchmark (Chromium's renderers are grandchildren),
+    not the server's."""
+    if pid in leave_out:
+        return 0.0
+    return own_cpu_seconds(pid) + sum(tree_cpu_seconds(c, leave_out) for c in children(pid))
+
+
+def own_cpu_seconds(pid: int) -> float:
+    """CPU time of one process and of its children that ended (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def machine_cpu_seconds() -> float:
@@ -274,6 +320,50 @@ def machine_cpu_seconds() -> float:
     fields = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle and waiting for I/O
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class Usage:
+    """CPU time used by the load generator (this process), the servers, the database, and
+    by the machine as a whole: it is shared, and what other programs take is not ours."""
+
+    def __init__(self, servers: list[int], database: list[int], with_children: bool = False):
+        self.servers, self.database = servers, database
+        self.with_children = with_children  # the generator's children too (a browser)
+        self.begin = (0.0, 0.0, 0.0, 0.0)
+
+    def start(self) -> None:
+        """Count from now on."""
+        self.begin = self.now()
+
+    def now(self) -> tuple[float, float, float, float]:
+        """CPU seconds used so far by each."""
+        if self.with_children:
+            mine = tree_cpu_seconds(os.getpid(), {*self.servers, *self.database})
+        else:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            mine = usage.ru_utime + usage.ru_stime
+        return (
+            mine,
+            sum(cpu_seconds(pid) for pid in self.servers),
+            sum(cpu_seconds(pid) for pid in self.database),
+            machine_cpu_seconds(),
+        )
+
+    def shares(self, elapsed: float) -> list[float]:
+        """Percent of one core each used since the start."""
+        spent = zip(self.begin, self.now(), strict=True)
+        return [(end - begin) / elapsed * 100 for begin, end in spent]
+
+
+def cpu_summary(shares: list[float], generator: str) -> str:
+    """The CPU shares (``Usage.shares``) in words, with what other programs took."""
+    mine, servers, database, machine = shares
+    return (
+        f"CPU, % of one core ({os.cpu_count()} cores): load generator ({generator}) {mine:.0f} %,"
+        f" app servers {servers:.0f} %"
+        + (f", PostgreSQL {database:.0f} %" if database else "")
+        + f"; other programs on the machine {machine - mine - servers - database:.0f} %"
+    )
 
 
 def smaps_rollup(pid: int) -> dict[str, int]:
