@@ -32,6 +32,7 @@ from companion.backup.fields import (
     cards_of,
     object_with,
     paused_gc,
+    seat_cards,
     shown,
     time_of,
     value_of,
@@ -397,13 +398,7 @@ def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> r
 def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict[str, int]]:
     """A round's cards (one per seat, in seat order) and its row choices."""
     data = object_with(entry, ("cards",), ("choices",))
-    cards = cards_of(value_of(data, "cards", list), deck)
-    if len(cards) != len(seats):
-        raise BackupError(
-            N_("A round has one card per seat: %(expected)d cards, not %(count)d."),
-            expected=len(seats),
-            count=len(cards),
-        )
+    cards = seat_cards(data, seats, deck)
     choices = value_of(data, "choices", dict) if "choices" in data else {}
     for player, row in choices.items():
         if player not in seats:

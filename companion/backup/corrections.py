@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from companion import rules
-from companion.backup.fields import BackupError, cards_of, object_with, shown, time_of, value_of
+from companion.backup.fields import BackupError, object_with, seat_cards, shown, time_of, value_of
 from companion.rules import N_
 
 # A correction as staged for the import: round, time, cards, choices, dropped (stored form).
@@ -36,13 +36,7 @@ def read_correction(entry: Any, seats: list[str], rounds: int, deck: int) -> Sta
     number = value_of(data, "round", int)
     if not 1 <= number <= rounds:
         raise BackupError(N_("“round” must be a round of this game, not %(value)s."), value=number)
-    cards = cards_of(value_of(data, "cards", list), deck)
-    if len(cards) != len(seats):
-        raise BackupError(
-            N_("A round has one card per seat: %(expected)d cards, not %(count)d."),
-            expected=len(seats),
-            count=len(cards),
-        )
+    cards = seat_cards(data, seats, deck)
     choices = value_of(data, "choices", dict) if "choices" in data else {}
     old = [f"{seat_of(name, seats)}:{row_of(row)}" for name, row in choices.items()]
     dropped = []

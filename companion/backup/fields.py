@@ -168,3 +168,15 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+def seat_cards(data: dict, seats: list, deck: int) -> list[int]:
+    """A round's "cards" as the file must hold them: one card of the deck per seat."""
+    cards = cards_of(value_of(data, "cards", list), deck)
+    if len(cards) != len(seats):
+        raise BackupError(
+            N_("A round has one card per seat: %(expected)d cards, not %(count)d."),
+            expected=len(seats),
+            count=len(cards),
+        )
+    return cards
