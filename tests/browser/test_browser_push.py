@@ -3,6 +3,8 @@ a round entered on one phone shows on another and on the TV with the poll turned
 the event stream is what brings it; after a server restart nothing is missed; a blocked
 stream falls back to polling; a write by another program shows on an open page."""
 
+from contextlib import contextmanager
+
 import conftest
 import pytest
 from conftest import HTMX_FILE, new_phone_context, require
@@ -39,18 +41,24 @@ def database_app(tmp_path):
     return create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
 
 
-def open_pages(browser, base: str, app, match_id: int):
-    """A player's phone (Ben's, by the player link) and the TV view, both live."""
+@contextmanager
+def live_pages(browser, base: str, app, match_id: int):
+    """A player's phone (Ben's, by the player link) and the TV view, both with their
+    stream open; closed after the block."""
     player_token, _watch = tokens(app, match_id)
     phone_context, tv_context = new_phone_context(browser), new_phone_context(browser)
-    phone = phone_context.new_page()
-    phone.goto(f"{base}/matches/{match_id}/join/{player_token}")
-    tv = tv_context.new_page()
-    tv.set_viewport_size({"width": 1280, "height": 720})
-    tv.goto(f"{base}/matches/{match_id}/table")
-    for page in (phone, tv):
-        expect(page.locator("#stream")).to_have_attribute("data-stream", "open")
-    return phone, tv, (phone_context, tv_context)
+    try:
+        phone = phone_context.new_page()
+        phone.goto(f"{base}/matches/{match_id}/join/{player_token}")
+        tv = tv_context.new_page()
+        tv.set_viewport_size({"width": 1280, "height": 720})
+        tv.goto(f"{base}/matches/{match_id}/table")
+        for page in (phone, tv):
+            expect(page.locator("#stream")).to_have_attribute("data-stream", "open")
+        yield phone, tv
+    finally:
+        phone_context.close()
+        tv_context.close()
 
 
 def enter_round(sender: FormPhone, match_id: int, ids, cards) -> None:
@@ -76,17 +84,13 @@ def test_a_round_sent_on_one_phone_is_pushed_to_another_and_to_the_tv(browser, s
     base = f"http://127.0.0.1:{port}"
     app = database_app(tmp_path)
     _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
-    phone, tv, contexts = open_pages(browser, base, app, match_id)
-    try:
+    with live_pages(browser, base, app, match_id) as (phone, tv):
         enter_round(sender, match_id, ids, [41, 42, 43])
         for page in (phone, tv):
             expect(shows_step(page, "Cleo", 43)).to_be_visible()
         enter_round(sender, match_id, ids, [44, 45, 46])
         for page in (phone, tv):
             expect(shows_step(page, "Cleo", 46)).to_be_visible()
-    finally:
-        for context in contexts:
-            context.close()
 
 
 def test_after_a_server_restart_the_pages_reconnect_and_miss_nothing(browser, served, tmp_path):
@@ -94,8 +98,7 @@ def test_after_a_server_restart_the_pages_reconnect_and_miss_nothing(browser, se
     base = f"http://127.0.0.1:{port}"
     app = database_app(tmp_path)
     client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
-    phone, tv, contexts = open_pages(browser, base, app, match_id)
-    try:
+    with live_pages(browser, base, app, match_id) as (phone, tv):
         phone.get_by_label("Anna", exact=True).fill("4")  # typing when the server goes
         stop(server)
         expect(phone.locator("#offline")).to_be_visible()  # "Reconnecting…"
@@ -110,9 +113,6 @@ def test_after_a_server_restart_the_pages_reconnect_and_miss_nothing(browser, se
         enter_round(sender, match_id, ids, [44, 45, 46])  # and the stream goes on
         for page in (phone, tv):
             expect(shows_step(page, "Cleo", 46)).to_be_visible()
-    finally:
-        for context in contexts:
-            context.close()
 
 
 def test_a_blocked_stream_falls_back_to_polling(browser, served, tmp_path):
@@ -140,15 +140,11 @@ def test_a_write_by_another_program_shows_on_an_open_page(browser, served, tmp_p
     base = f"http://127.0.0.1:{port}"
     app = database_app(tmp_path)
     client, _ids, match_id, _phones = joined(app, base, 1, FormPhone)
-    phone, tv, contexts = open_pages(browser, base, app, match_id)
-    try:
+    with live_pages(browser, base, app, match_id) as (phone, tv):
         data = {"card-1": "41", "card-2": "42", "card-3": "43", "game": "1", "round": "1"}
         assert client.post(f"/matches/{match_id}/rounds", data=data).status_code == 303
         for page in (phone, tv):
             expect(shows_step(page, "Cleo", 43)).to_be_visible()
-    finally:
-        for context in contexts:
-            context.close()
 
 
 def test_your_turn_comes_in_the_same_push_with_a_short_vibration(browser, served, tmp_path):
@@ -158,8 +154,7 @@ def test_your_turn_comes_in_the_same_push_with_a_short_vibration(browser, served
     base = f"http://127.0.0.1:{port}"
     app = database_app(tmp_path)
     _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
-    phone, tv, contexts = open_pages(browser, base, app, match_id)
-    try:
+    with live_pages(browser, base, app, match_id) as (phone, tv):
         phone.get_by_role("button", name="I am Anna").click()
         expect(phone.get_by_text("You are Anna on this phone.")).to_be_visible()
         phone.evaluate(
@@ -174,6 +169,3 @@ def test_your_turn_comes_in_the_same_push_with_a_short_vibration(browser, served
         assert phone.evaluate("window.buzzes") == [200]
         assert phone.evaluate("window.stillThisPage === true")  # pushed, not reloaded
         expect(tv.locator(".choosing")).to_contain_text("Anna")
-    finally:
-        for context in contexts:
-            context.close()
