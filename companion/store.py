@@ -17,8 +17,9 @@ transaction; one that ends a match sends ``match_finished`` once it is stored.
 
 A write transaction is always asked for explicitly, with ``writing``: on SQLite it
 begins with BEGIN IMMEDIATE after the writer lock (``companion.sqlite``); on other
-databases the matches it names are locked with SELECT ... FOR UPDATE, so writes to one
-match queue while other tables play on. Everything else reads in plain transactions.
+databases the matches it names are locked with SELECT ... FOR UPDATE (a match write
+locks its row with its first statement, the version's UPDATE), so writes to one match
+queue while other tables play on. Everything else reads in plain transactions.
 """
 
 from __future__ import annotations
@@ -85,7 +86,11 @@ def store(state: MatchState, change: Change) -> str:
     """Store a checked change if the match is still at the version checked."""
     match_id = state.match.id
     try:
-        with writing(match_id):
+        # No match named: the version's conditional UPDATE is the write's first statement
+        # and takes the match's row lock itself (PostgreSQL), a round trip fewer than
+        # SELECT ... FOR UPDATE. A writer that got there first makes it wait, and its
+        # commit makes the version differ: MovedOn, and the request is checked again.
+        with writing():
             if not raise_version(match_id, state.version, hidden=change.hidden):
                 raise MovedOn
             if change.clear_hidden is not None:
