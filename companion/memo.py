@@ -15,35 +15,35 @@ them as slow as all of them together. The others wait for the first and take its
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from threading import Lock
 from typing import Any
 
+from cachetools import LRUCache
 from flask import current_app
 
 
 class Memo:
-    """A named cache of at most ``size`` values in each app; the least recently used goes."""
+    """A named cache of at most ``size`` values in each app; the least recently used goes
+    (``cachetools.LRUCache``). What it adds is ``once``: one maker per key at a time."""
 
     def __init__(self, name: str, size: int):
         self.name = name
         self.size = size
         self.lock = Lock()
 
-    def values(self) -> OrderedDict[Hashable, Any]:
+    def values(self) -> LRUCache:
         """This app's values."""
-        return current_app.extensions.setdefault(f"memo.{self.name}", OrderedDict())
+        values = current_app.extensions.get(f"memo.{self.name}")
+        if values is None:
+            values = current_app.extensions.setdefault(f"memo.{self.name}", LRUCache(self.size))
+        return values
 
     def get(self, key: Hashable) -> Any | None:
-        """The value kept for ``key``, if any."""
+        """The value kept for ``key``, if any (it becomes the most recently used)."""
         with self.lock:
-            values = self.values()
-            value = values.get(key)
-            if value is not None:
-                values.move_to_end(key)
-            return value
+            return self.values().get(key)
 
     def through(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The value kept for ``key``, made by ``make()`` and kept if there is none."""
@@ -81,11 +81,7 @@ class Memo:
                     del makers[key]
 
     def put(self, key: Hashable, value: Any) -> Any:
-        """Keep ``value`` for ``key``; return it."""
+        """Keep ``value`` for ``key`` (the least recently used goes past ``size``)."""
         with self.lock:
-            values = self.values()
-            values[key] = value
-            values.move_to_end(key)
-            while len(values) > self.size:
-                values.popitem(last=False)
+            self.values()[key] = value
         return value
