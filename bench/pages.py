@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+PHONE = {"Accept-Encoding": "gzip, deflate, br, zstd"}  # what Chromium sends
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -93,7 +94,11 @@ def main() -> None:
 
         page = client.get(url)
         assert page.status_code == 200
-        report("GET round page (10 players, game 5)", timed(lambda: client.get(url), 200))
+        sent = client.get(url, headers=PHONE)  # as Chromium asks: compressed
+        report(
+            "GET round page (10 players, game 5)",
+            timed(lambda: client.get(url, headers=PHONE), 200),
+        )
 
         data = {f"card-{pid}": str(card) for pid, card in plays.items()}
         data.update(game="5", round="5")
@@ -116,10 +121,17 @@ def main() -> None:
         html = page.get_data()
         css = client.get("/static/css/app.css").get_data()
         js = client.get("/static/js/table.js").get_data()
+        with client.get("/static/css/app.css", headers=PHONE) as packed_css:
+            css_sent = packed_css.get_data()
         print(
             f"round page HTML {len(html):,} B + CSS {len(css):,} B = "
             f"{len(html) + len(css):,} B ({len(gzip.compress(html + css)):,} B gzipped); "
             f"table.js {len(js):,} B; htmx excluded"
+        )
+        print(
+            f"as sent to a phone ({sent.headers.get('Content-Encoding', 'not compressed')}): "
+            f"HTML {len(sent.data):,} B + CSS {len(css_sent):,} B = "
+            f"{len(sent.data) + len(css_sent):,} B"
         )
 
 

@@ -14,6 +14,7 @@ current table version gets that line alone. Only each phone's CSRF token, poller
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import NamedTuple
 
@@ -26,9 +27,11 @@ from companion.play.blueprint import bp
 from companion.play.board import board, entry_view, phone_form_key, table_key
 from companion.state import MATCH_STAMP, MatchState, current_state, read, replayed
 from companion.web.access import LINKS, level_for, me
-from companion.web.headers import compact
 from companion.web.htmx import render
 
+# Runs of whitespace between and inside tags, left by template indentation: collapsed
+# once in each live piece, for it also travels in event streams, which go uncompressed.
+WHITESPACE_RUN = re.compile(r"\s{2,}")
 CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
 ENTERED_SLOT = "\x00entered\x00"  # stands for a version's "Entered:" line in the regions
 TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, level, language
@@ -69,19 +72,19 @@ def poll(match_id: int):
     part = ENTERED if request.args.get("table") == str(table_version) else ALL
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
     mine = me(match_id)
-    etag = f'"{version}-{view}-{part}-{level}-{mine}-{get_locale()}"'
-    if request.if_none_match.contains(etag.strip('"')):
-        return "", 304, {"ETag": etag}
+    etag = f"{version}-{view}-{part}-{level}-{mine}-{get_locale()}"
+    if shown_already(etag):
+        return "", 304, {"ETag": f'"{etag}"'}
     html, _form_key = regions(
         match_id, stamp, request.args.get("table"), request.args.get("form"), view
     )
-    response = make_response(
-        html,
-        200,
-        {"ETag": etag, "Cache-Control": "no-cache"},
-    )
-    response.compacted = True  # its pieces are: see companion.compact_html
-    return response
+    return make_response(html, 200, {"ETag": f'"{etag}"', "Cache-Control": "no-cache"})
+
+
+def shown_already(etag: str) -> bool:
+    """Whether the poll's If-None-Match names ``etag``, as sent or as compression made it
+    (Flask-Compress adds the encoding: "...:br")."""
+    return any(tag.split(":")[0] == etag for tag in request.if_none_match)
 
 
 def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> tuple[str, str]:
@@ -115,6 +118,11 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
         )
     )
     return shared + entry + poller, form_key
+
+
+def compact(html: str) -> str:
+    """The HTML with every run of whitespace made one space."""
+    return WHITESPACE_RUN.sub(" ", html)
 
 
 def view_named(name: str | None) -> str:

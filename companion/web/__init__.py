@@ -2,13 +2,16 @@
 error pages, security headers, the network guard, the database-fault pages, the pieces a
 page shows of a round, and the site's own small pages."""
 
-from flask import Flask
+from flask import Flask, Response
+from flask_compress import Compress
 
 from companion.db import babel
 from companion.web import guard, i18n, pages, present, stale
 from companion.web.errors import register_error_handlers, wants_json
 from companion.web.faults import register_fault_handlers
 from companion.web.headers import add_security_headers, template_globals
+
+compress = Compress()
 
 
 def init_app(app: Flask) -> None:
@@ -22,6 +25,18 @@ def init_app(app: Flask) -> None:
     register_fault_handlers(app, wants_json)  # 503 for a busy or broken database
     stale.init_app(app)  # a form whose CSRF token no longer fits: 422, send again
     app.after_request(add_security_headers)
+    # gzip, brotli or zstd as the phone accepts; not event streams (text/event-stream is
+    # not among its types: a compressor would hold each event back).
+    compress.init_app(app)
+    app.after_request(close_what_compression_wraps)  # runs before the compression
     app.context_processor(template_globals)
     app.register_blueprint(pages.bp)
     app.register_blueprint(i18n.bp)
+
+
+def close_what_compression_wraps(response: Response) -> Response:
+    """A streamed answer (a static file) is wrapped by the compressing generator, which
+    does not close what it wraps: the answer closes it itself once sent."""
+    if response.is_streamed and hasattr(response.response, "close"):
+        response.call_on_close(response.response.close)
+    return response

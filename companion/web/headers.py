@@ -1,7 +1,6 @@
-"""What every answer carries: the security headers, Vary, compact HTML, and the values
-every template needs."""
+"""What every answer carries: the security headers, Vary, and the values every template
+needs. Compression (gzip, brotli, zstd) is Flask-Compress's, attached in ``web.init_app``."""
 
-import re
 from functools import wraps
 
 from flask import Response, current_app, make_response
@@ -18,7 +17,6 @@ def add_security_headers(response: Response) -> Response:
     response.headers["Referrer-Policy"] = "same-origin"
     if response.mimetype == "text/html":
         response.vary.add("HX-Request")
-        compact_html(response)
     return response
 
 
@@ -35,28 +33,6 @@ def no_store(view):
         return response
 
     return answer
-
-
-# Runs of whitespace between and inside tags, left by template indentation. Browsers
-# render a run like one space; no page uses <pre> or <textarea>, where it would matter.
-WHITESPACE_RUN = re.compile(r"\s{2,}")
-
-
-def compact_html(response: Response) -> None:
-    """Collapse template indentation in an HTML answer: fewer bytes to a phone.
-
-    A live poll's answer is made of pieces compacted once when rendered (``compact``),
-    and says so with ``response.compacted``: it is not scanned again for every phone.
-    """
-    if getattr(response, "compacted", False):
-        return
-    if not response.direct_passthrough and not response.is_streamed:
-        response.set_data(compact(response.get_data(as_text=True)))
-
-
-def compact(html: str) -> str:
-    """The HTML with every run of whitespace made one space."""
-    return WHITESPACE_RUN.sub(" ", html)
 
 
 def content_security_policy() -> str:

@@ -102,6 +102,19 @@ def test_polling_answers_304_to_a_conditional_request(client, app, table):
     assert again.status_code == 304
 
 
+def test_a_compressed_poll_answers_304_to_the_etag_compression_gave_it(client, table):
+    """Flask-Compress marks the ETag of what it packed ("...:br"): the browser sends that
+    back, and the poll still knows it shows the current version."""
+    _, match_id = table
+    first = client.get(f"/matches/{match_id}/live", headers={"Accept-Encoding": "br"})
+    assert first.headers["Content-Encoding"] == "br" and first.headers["ETag"].endswith(':br"')
+    again = client.get(
+        f"/matches/{match_id}/live",
+        headers={"If-None-Match": first.headers["ETag"], "Accept-Encoding": "br"},
+    )
+    assert again.status_code == 304
+
+
 def test_table_view_shows_rows_steps_and_score(client, app, table):
     (anna, ben, cleo), match_id = table
     enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})

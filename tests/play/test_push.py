@@ -110,8 +110,11 @@ def test_a_write_from_another_phone_is_pushed_with_the_live_regions(app, client,
     (anna, ben, _cleo), match_id = table
     i_am(client, match_id, anna)
     version, table_version = versions_of(app, match_id)
-    stream = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
+    path = f"/matches/{match_id}/events?since={version}&table={table_version}"
+    stream = Stream(client, path, **{"Accept-Encoding": "br, gzip"})
     try:
+        # Never compressed: a compressor would hold each event back until it has enough.
+        assert "Content-Encoding" not in stream.response.headers
         assert stream.next() == f"retry: {push.RETRY_MS}"
         other = player(app, match_id)
         assert enter_round(other, match_id, {anna: 41, ben: 42, 3: 43}).status_code == 303

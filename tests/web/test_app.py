@@ -1,6 +1,7 @@
 """The app shell: configuration, health, errors, headers, languages and fragments."""
 
 import base64
+import gzip
 import hashlib
 import json
 import logging.config
@@ -8,6 +9,7 @@ import shutil
 import stat
 from html.parser import HTMLParser
 
+import brotli
 import conftest
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -175,6 +177,8 @@ def test_500(app, path, expect_json):
 
 # --- headers and markup ----------------------------------------------------
 
+UNPACK = {"br": brotli.decompress, "gzip": gzip.decompress}
+
 
 @pytest.mark.parametrize("path", ["/", "/healthz", "/no-such-page", "/static/css/app.css"])
 def test_security_headers(client, path):
@@ -190,6 +194,26 @@ def test_vary_on_html_only(client):
     """Pages vary with HX-Request (they may be fragments); JSON does not."""
     assert "HX-Request" in client.get("/").headers["Vary"]
     assert "HX-Request" not in client.get("/healthz").headers.get("Vary", "")
+
+
+@pytest.mark.parametrize("encoding", ["br", "gzip"])
+def test_pages_and_styles_go_compressed_to_a_browser_that_accepts_it(client, encoding):
+    """What a phone downloads is compressed (Flask-Compress), and the same once unpacked."""
+    plain = client.get("/").data
+    packed = client.get("/", headers={"Accept-Encoding": encoding})
+    assert packed.headers["Content-Encoding"] == encoding
+    assert "Accept-Encoding" in packed.headers["Vary"]
+    assert len(packed.data) < len(plain) / 2
+    assert UNPACK[encoding](packed.data) == plain
+    with client.get("/static/css/app.css", headers={"Accept-Encoding": "br"}) as style:
+        assert style.headers["Content-Encoding"] == "br"
+        assert brotli.decompress(style.get_data()).startswith(b"/*")
+
+
+def test_a_client_that_asks_for_no_encoding_gets_the_page_as_it_is(client):
+    response = client.get("/")
+    assert "Content-Encoding" not in response.headers
+    assert response.text.startswith("<!doctype html>")
 
 
 def test_page_has_no_inline_script_or_style(client):
