@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from flask import current_app, render_template, request, url_for
+from jinja2_fragments.flask import render_block
 
 # The one place the htmx version lives: base.html, the CSP and the browser tests read it.
 HTMX_VERSION = "2.0.8"
@@ -78,8 +79,6 @@ def render(template_name: str, block: str | None = None, **context) -> str:
     """Render the full page, or only `block` when htmx asks for a fragment."""
     if block is None or not is_fragment_request():
         return render_template(template_name, **context)
-    template = current_app.jinja_env.get_template(template_name)
     # A block runs without its template's top level, so a block's {% from ... import %}
     # must sit inside the block. Context processors run as in render_template.
-    current_app.update_template_context(context)
-    return "".join(template.blocks[block](template.new_context(context)))
+    return render_block(template_name, block, **context)
