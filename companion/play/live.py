@@ -80,7 +80,7 @@ def poll(match_id: int):
         200,
         {"ETag": etag, "Cache-Control": "no-cache"},
     )
-    response.compacted = True  # its pieces are: see companion.compact_html
+    response.compacted = True  # its pieces are: see companion.web.headers.compact
     return response
 
 
