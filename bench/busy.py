@@ -1,6 +1,6 @@
 """Busy database: how long a phone waits while another program holds a write transaction.
 
-Run: .venv/bin/python bench/busy.py [--hold 10] [--workers 2]
+Run: .venv/bin/python -m bench.busy [--hold 10] [--workers 2]
 (prints figures; not a test). Starts `python -m companion.serve` on loopback with a
 fresh database and the default settings (COMPANION_WRITE_WAIT applies), then holds a
 write transaction on its database from this process (as the sqlite3 shell or another
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from serving import Browser, free_port, start_server
+from bench.serving import Browser, free_port, start_server
 
 
 def main() -> None:

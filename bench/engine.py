@@ -1,6 +1,6 @@
 """Benchmark the rules engine: 10-player rounds and complete 4-player games.
 
-Run: .venv/bin/python bench/engine.py   (prints figures; not a test)
+Run: .venv/bin/python -m bench.engine   (prints figures; not a test)
 Targets (issue 2, 2-core machine, CPython 3.11): a 10-player round under 15 µs
 median, and at least 10,000 complete 4-player games per second.
 """
@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from companion.rules import (
     HAND_SIZE,

@@ -1,6 +1,6 @@
 """Benchmark backup: export and import a household history of 10 players, 5,000 matches.
 
-Run: .venv/bin/python bench/export.py [MATCHES]   (prints figures; not a test)
+Run: .venv/bin/python -m bench.export [MATCHES]   (prints figures; not a test)
 Targets: the export of everything under 10 s (issue 5); the import of it into an empty
 database under 5 s and 300 MB (issue 10). The history is ``bench/history.py``'s. The
 import runs in a process of its own, so that its peak memory (the largest resident
@@ -22,33 +22,20 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from history import build  # noqa: E402
-
-from companion import create_app  # noqa: E402
-from companion.backup.check import read_backup  # noqa: E402
-from companion.backup.document import dump, export_document  # noqa: E402
-from companion.backup.fields import paused_gc  # noqa: E402
-from companion.backup.load import import_backup  # noqa: E402
-from companion.db import db  # noqa: E402
-from companion.models import Game, Play, Round  # noqa: E402
+from bench.apps import sqlite_app
+from bench.history import build
+from companion.backup.check import read_backup
+from companion.backup.document import dump, export_document
+from companion.backup.fields import paused_gc
+from companion.backup.load import import_backup
+from companion.db import db
+from companion.models import Game, Play, Round
+from tests.servers import ROOT
 
 
 def make_app(path: Path):
     """An app on its own SQLite file with every table in place (nobody plays on it)."""
-    app = create_app(
-        {
-            "TESTING": True,
-            "SECRET_KEY": "bench",
-            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}",
-            "IMPORT_QUIET": 0,
-        }
-    )
-    with app.app_context():
-        db.create_all()
-    return app
+    return sqlite_app(path, TESTING=True, IMPORT_QUIET=0)
 
 
 def megabytes_resident() -> float:
@@ -92,7 +79,8 @@ def import_only(file: Path, database: Path) -> None:
 def timed_import(file: Path, database: Path) -> dict:
     """Run the import in a process of its own; return its figures."""
     done = subprocess.run(
-        [sys.executable, __file__, "--import", str(file), str(database)],
+        [sys.executable, "-m", "bench.export", "--import", str(file), str(database)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,

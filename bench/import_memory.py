@@ -1,6 +1,6 @@
 """Benchmark: the peak memory of importing a backup as large as the upload limit (64 MB).
 
-Run: .venv/bin/python bench/import_memory.py [--mib 64] [--refused] [--postgresql]
+Run: .venv/bin/python -m bench.import_memory [--mib 64] [--refused] [--postgresql]
 (prints figures; not a test). Target (issue 20): the import of a 64 MB file peaks under
 400 MB resident.
 
@@ -28,10 +28,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from serving import machine_cpu_seconds, migrate, postgresql_cluster, server_env  # noqa: E402
+from bench.serving import ROOT, machine_cpu_seconds, migrate, postgresql_cluster, server_env
 
 NAMES = ["Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ida", "Jo"]
 START = datetime(2001, 1, 1, 18, 0)

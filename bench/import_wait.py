@@ -1,6 +1,6 @@
 """Benchmark: how long a phone's round waits while a backup is imported (real server).
 
-Run: .venv/bin/python bench/import_wait.py [--matches 5000] [--workers N]
+Run: .venv/bin/python -m bench.import_wait [--matches 5000] [--workers N]
 (prints figures; not a test). Target (issue 10): while an import runs, a round sent
 from a phone is stored within 2 s, and no write fails.
 
@@ -23,21 +23,16 @@ import argparse
 import random
 import re
 import sqlite3
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from history import build  # noqa: E402
-from serving import Answer, Browser, MemoryWatch, free_port, start_server  # noqa: E402
-
-from companion import create_app, rules  # noqa: E402
-from companion.backup.document import dump, export_document  # noqa: E402
-from companion.db import db  # noqa: E402
+from bench.apps import sqlite_app
+from bench.history import build
+from bench.serving import Answer, Browser, MemoryWatch, free_port, start_server
+from companion import rules
+from companion.backup.document import dump, export_document
 
 PLAYERS = ("Ada", "Bo", "Cy", "Di")
 WRITE_EVERY = 0.2  # seconds between a phone's writes
@@ -45,11 +40,7 @@ WRITE_EVERY = 0.2  # seconds between a phone's writes
 
 def export_history(folder: Path, matches: int) -> Path:
     """The generated history as a backup file."""
-    app = create_app(
-        {"SECRET_KEY": "bench", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/history.sqlite"}
-    )
-    with app.app_context():
-        db.create_all()
+    app = sqlite_app(folder / "history.sqlite")
     build(app, matches)
     with app.app_context():
         text = dump(export_document())

@@ -1,6 +1,6 @@
 """Benchmark the statistics pages on a household history of 10 players and 5,000 matches.
 
-Run: .venv/bin/python bench/leaderboard.py   (prints figures; not a test)
+Run: .venv/bin/python -m bench.leaderboard   (prints figures; not a test)
 Target (issue 5): under 150 ms server time each for /leaderboard, a player page and
 /players/<id>/stats, on this 2-core machine.
 
@@ -14,20 +14,13 @@ from the in-memory cache).
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from driver import score_game, start_match  # noqa: E402
-from history import build  # noqa: E402
-
-from companion import create_app  # noqa: E402
-from companion.db import db  # noqa: E402
+from bench.apps import sqlite_app
+from bench.history import build
+from tests.driver import score_game, start_match
 
 
 def timed(client, url: str, repeat: int = 15) -> tuple[float, float]:
@@ -47,15 +40,7 @@ def timed(client, url: str, repeat: int = 15) -> tuple[float, float]:
 def main() -> None:
     """Build the history and print the server times."""
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app(
-            {
-                "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
-                "SECRET_KEY": "bench",
-                "WTF_CSRF_ENABLED": False,
-            }
-        )
-        with app.app_context():
-            db.create_all()
+        app = sqlite_app(Path(folder) / "bench.sqlite", WTF_CSRF_ENABLED=False)
         begin = time.perf_counter()
         ids = build(app)
         print(f"history built and inserted in {time.perf_counter() - begin:.1f} s")

@@ -48,13 +48,13 @@ export COMPANION_SECRET_KEY=lighthouse-bench
 echo "Building a 10-player match in game 5..."
 # The match id, and the session cookie of the phone that played it: Lighthouse opens
 # the pages as that phone (a stranger's phone may see less, e.g. no entry form).
-read -r MATCH COOKIE < <("$PYTHON" bench/lighthouse_app.py build) || true
+read -r MATCH COOKIE < <("$PYTHON" -m bench.lighthouse_app build) || true
 [[ -n ${MATCH:-} ]] || { echo "building the match failed" >&2; exit 1; }
 HEADERS="{\"Cookie\": \"session=$COOKIE\"}"
 
 if [[ ${HTMX:-local} != cdn ]]; then
   HTMX_PORT=$(free_port)
-  "$PYTHON" bench/lighthouse_app.py htmx "$HTMX_PORT" "$HTMX_FILE" &
+  "$PYTHON" -m bench.lighthouse_app htmx "$HTMX_PORT" "$HTMX_FILE" &
   PIDS+=($!)
   export COMPANION_HTMX_URL="http://127.0.0.1:$HTMX_PORT/htmx.min.js"
   echo "htmx: the pinned npm copy at $COMPANION_HTMX_URL (the CDN is offline)"
@@ -93,4 +93,4 @@ for page in "${@:-round}"; do
   done
 done
 
-"$PYTHON" bench/lighthouse_app.py report "${JSONS[@]}"
+"$PYTHON" -m bench.lighthouse_app report "${JSONS[@]}"

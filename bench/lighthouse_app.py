@@ -14,10 +14,6 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
-
 CATEGORIES = ("performance", "accessibility", "best-practices")
 
 
@@ -25,8 +21,8 @@ def build_match() -> tuple[int, str]:
     """Fill the configured database with bench/pages.py's match; return its id and the
     session cookie of the phone that played it (so Lighthouse sees the player's page)."""
     from flask_migrate import stamp
-    from pages import build
 
+    from bench.pages import build
     from companion import create_app
     from companion.db import db
 

@@ -1,7 +1,7 @@
 """Load benchmark: many tables of phones, each holding its match's event stream, playing
 against the real server.
 
-Run: .venv/bin/python bench/load.py [--tables 100] [--phones 6] [--seconds 60]
+Run: .venv/bin/python -m bench.load [--tables 100] [--phones 6] [--seconds 60]
      [--round-seconds 30] [--database sqlite|postgresql] [--servers 1] [--workers N]
      [--poll] [--idle-streams N] [--spawn-rate 10] [--server-times] [--generator-nice N]
 (prints figures; not a test). Locust (the `bench` extra) plays the phones, headless,
@@ -65,7 +65,9 @@ from gevent.queue import Queue
 from locust import FastHttpUser, constant, task
 from locust.env import Environment
 from locust.stats import StatsEntry
-from serving import (
+from sqlalchemy import create_engine, text
+
+from bench.serving import (
     CSRF,
     MemoryWatch,
     Usage,
@@ -76,9 +78,7 @@ from serving import (
     postgresql_cluster,
     start_server,
 )
-from sqlalchemy import create_engine, text
-from sse import EventStream, hold_idle_streams
-
+from bench.sse import EventStream, hold_idle_streams
 from companion import rules
 
 POLL = re.compile(r'since=(\d+)&amp;table=(\d+)&amp;form=([^&"]*)')

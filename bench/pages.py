@@ -1,6 +1,6 @@
 """Benchmark the round page: server time and bytes, for 10 players in game 5.
 
-Run: .venv/bin/python bench/pages.py   (prints figures; not a test)
+Run: .venv/bin/python -m bench.pages   (prints figures; not a test)
 Targets (issue 3): under 10 ms server time for the round page and for a round
 submission; under 30 KB of HTML + CSS for the round page (htmx excluded).
 """
@@ -10,17 +10,14 @@ from __future__ import annotations
 import gzip
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-PHONE = {"Accept-Encoding": "gzip, deflate, br, zstd"}  # what Chromium sends
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from driver import (  # noqa: E402
+from bench.apps import sqlite_app
+from companion.db import db
+from companion.models import Game, Round
+from tests.driver import (
     add_players,
     choose,
     deal,
@@ -31,11 +28,8 @@ from driver import (  # noqa: E402
     start_match,
 )
 
-from companion import create_app  # noqa: E402
-from companion.db import db  # noqa: E402
-from companion.models import Game, Round  # noqa: E402
-
 PLAYERS = 10
+PHONE = {"Accept-Encoding": "gzip, deflate, br, zstd"}  # what Chromium sends
 
 
 def build(client) -> tuple[int, list[int], dict[int, int]]:
@@ -79,15 +73,7 @@ def report(label: str, samples: list[float]) -> None:
 def main() -> None:
     """Print server times and page weights."""
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app(
-            {
-                "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
-                "SECRET_KEY": "bench",
-                "WTF_CSRF_ENABLED": False,
-            }
-        )
-        with app.app_context():
-            db.create_all()
+        app = sqlite_app(Path(folder) / "bench.sqlite", WTF_CSRF_ENABLED=False)
         client = app.test_client()
         match_id, _ids, plays = build(client)
         url = f"/matches/{match_id}"

@@ -1,7 +1,8 @@
 """What the benchmarks that drive the real server share: starting it, its memory, PostgreSQL.
 
-Not a benchmark itself: ``load.py``, ``table.py``, ``import_wait.py`` and ``busy.py``
-import it.
+Not a benchmark itself: ``load``, ``table``, ``import_wait``, ``busy`` and the others
+that start the server import it. Starting the server is the tests' own
+(``tests/servers.py``): here it waits and gives up as a benchmark does.
 """
 
 from __future__ import annotations
@@ -9,11 +10,9 @@ from __future__ import annotations
 import contextlib
 import http.cookiejar
 import os
-import re
 import resource
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,26 +26,14 @@ from email.message import Message
 from pathlib import Path
 from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parent.parent
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+from tests.servers import CSRF, ROOT, answers, children, environment, free_port, launch
+
 POSTGRESQL = Path("/usr/lib/postgresql/15/bin")  # Debian's `postgresql` package
-
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def server_env(database_url: str, settings: dict | None = None) -> dict[str, str]:
     """The environment a bench server (or migration) runs in: its database, a fixed key."""
-    return {
-        **os.environ,
-        "COMPANION_DATABASE_URL": database_url,
-        "COMPANION_SECRET_KEY": "bench",
-        **(settings or {}),
-    }
+    return environment(database_url, "bench", settings)
 
 
 def start_server(
@@ -60,25 +47,13 @@ def start_server(
 
     Its output goes to ``log_name`` in the temporary folder, kept after the run.
     """
-    command = [sys.executable, "-m", "companion.serve", "--host", "127.0.0.1", "--port", str(port)]
-    if workers is not None:
-        command += ["--workers", str(workers)]
-    # Its log goes to a file: a pipe nobody reads fills up and stalls the server.
     log = open(Path(tempfile.gettempdir()) / log_name, "w")  # noqa: SIM115
-    server = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=server_env(database_url, settings),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    server = launch(port, workers, server_env(database_url, settings), log)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.2)
+        if answers(port):
+            return server
+        time.sleep(0.2)
     server.kill()
     raise SystemExit(f"the server did not start (see {log.name})")
 
@@ -230,7 +205,7 @@ class MemoryWatch:
     peak of the sum of proportional set sizes (PSS: a shared page split among its
     sharers), with the plain resident sum beside it.
 
-    The sampling runs in a process of its own (this file, ``--memory-watch``): reading
+    The sampling runs in a process of its own (this module, ``--memory-watch``): reading
     ``smaps_rollup`` walks a process's page tables, a few milliseconds each time, and
     in the load generator's process that would stop every simulated phone meanwhile
     (gevent runs them all in one thread) and add to the latencies it measures.
@@ -244,9 +219,9 @@ class MemoryWatch:
 
     def start(self) -> None:
         """Start sampling."""
-        command = [sys.executable, __file__, "--memory-watch", *map(str, self.pids)]
+        command = [sys.executable, "-m", "bench.serving", "--memory-watch", *map(str, self.pids)]
         self.sampler = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
 
     def stop(self) -> None:
@@ -277,15 +252,6 @@ def watch_memory(pids: list[int]) -> None:
         peak_pss, peak_rss = max(peak_pss, pss), max(peak_rss, rss)
         processes = max(processes, len(every))
     print(peak_pss, peak_rss, processes)
-
-
-def children(pid: int) -> list[int]:
-    """The child processes of ``pid``."""
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
 
 
 def cpu_seconds(pid: int) -> float:

@@ -1,6 +1,6 @@
 """Slow clients: does a phone on poor Wi-Fi, or fifty of them, delay everyone else?
 
-Run: .venv/bin/python bench/slow_clients.py [--slow 50] [--seconds 60] [--workers N]
+Run: .venv/bin/python -m bench.slow_clients [--slow 50] [--seconds 60] [--workers N]
 (prints figures; not a test). Starts the real server (`python -m companion.serve`) on
 loopback with a fresh database and one match of two players. Then ``--slow``
 connections each send a card entry's headers (``Content-Length: 100000``, or
@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from serving import (
+from bench.serving import (
     Browser,
     Usage,
     cpu_summary,

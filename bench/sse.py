@@ -15,7 +15,8 @@ from bisect import bisect_left
 import gevent
 from gevent import socket
 from gevent.pool import Pool
-from serving import Browser
+
+from bench.serving import Browser
 
 READ_TIMEOUT = 40  # seconds: the server sends a comment every 15 s on a quiet stream
 

@@ -1,6 +1,6 @@
 """Table benchmark: whole games played through Chromium the way a table plays them.
 
-Run: .venv/bin/python bench/table.py [--players 4 6 10] [--seed 1]
+Run: .venv/bin/python -m bench.table [--players 4 6 10] [--seed 1]
 (prints figures; not a test). It starts the real server (`python -m companion.serve`,
 gevent workers: changes are pushed; the pages' 2 s poll is off) on loopback with a
 fresh database and, for each player count, plays one whole game (10 rounds) on a
@@ -34,7 +34,6 @@ import argparse
 import random
 import re
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -42,15 +41,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "bench"))
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import sync_playwright
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PHONE, route_cdn  # noqa: E402
-from driver import deal  # noqa: E402
-from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
-from serving import CSRF, Usage, cpu_summary, free_port, start_server  # noqa: E402
+from bench.serving import CSRF, Usage, cpu_summary, free_port, start_server
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE, route_cdn
+from tests.driver import deal
 
 TV = {"viewport": {"width": 1280, "height": 720}}
 # When a form is sent (the last card's Enter, a row choice's tap), in the browser's clock:

@@ -211,7 +211,7 @@ class Gunicorn(BaseApplication):
     One Python process runs one thread at a time, so a busy evening (or a Raspberry
     Pi's four cores) is served by one worker per core. Each worker makes its own app
     after the fork, so no database connection is shared; writes queue across workers
-    on the database's writer lock (``companion.db``). gunicorn replaces a worker that
+    on the database's writer lock (``companion.store.writing``). gunicorn replaces a worker that
     dies or is stuck, reloads them all gracefully on SIGHUP, and each worker stops when
     it sees its master gone, however the master died.
     """

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chromium import CHROMIUM, CHROMIUM_ARGS, HTMX_FILE, PHONE, SSE_FILE, route_cdn
 from driver import add_players, start_game, start_match
 from phones import start_server, stop
 from postgresql import Databases, Server
@@ -20,28 +21,9 @@ from waitress import create_server, wasyncore
 
 from companion.app import create_app  # every model in db.metadata (tests/postgresql.py)
 from companion.db import db
-from companion.web.htmx import HTMX_COPY, HTMX_URL, SSE_COPY, SSE_URL
 
 TESTS = Path(__file__).resolve().parent
-HTMX_FILE = HTMX_COPY / "htmx.min.js"
-SSE_FILE = SSE_COPY / "sse.min.js"
 ARTIFACTS = TESTS / ".artifacts"
-CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PHONE = {
-    "viewport": {"width": 390, "height": 844},
-    "device_scale_factor": 2,
-    "is_mobile": True,
-    "has_touch": True,
-}
 
 
 ENGINES = ("sqlite", "postgresql")
@@ -234,31 +216,6 @@ def browser():
         )
         yield chromium
         chromium.close()
-
-
-def serve_vendored_htmx(route) -> None:
-    """Answer the htmx CDN request with the npm copy; CORS so the SRI check can run."""
-    serve_vendored(route, HTMX_FILE)
-
-
-def serve_vendored_sse(route) -> None:
-    """Answer the SSE extension's CDN request with the npm copy, as for htmx."""
-    serve_vendored(route, SSE_FILE)
-
-
-def serve_vendored(route, path: Path) -> None:
-    """Answer a CDN request with the npm copy of the file; CORS so the SRI check can run."""
-    route.fulfill(
-        path=path,
-        content_type="application/javascript",
-        headers={"Access-Control-Allow-Origin": "*"},
-    )
-
-
-def route_cdn(context) -> None:
-    """Serve the pinned CDN files to this browser context from the npm copies."""
-    context.route(HTMX_URL, serve_vendored_htmx)
-    context.route(SSE_URL, serve_vendored_sse)
 
 
 def new_phone_context(browser, **options):

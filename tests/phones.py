@@ -4,12 +4,8 @@ A ``Phone`` is a browser's cookies and nothing else (urllib); ``start_server`` r
 ``python -m companion.serve`` on loopback and a fresh database, as ``make run`` does.
 """
 
-import os
-import re
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -20,6 +16,7 @@ from pathlib import Path
 
 import conftest
 from driver import add_players, start_game, start_match
+from servers import CSRF, answers, children, environment, free_port, launch
 
 from companion.db import db
 from companion.models import Match
@@ -93,22 +90,6 @@ def say_who(phones, match_id: int, ids, extra=lambda index: {}) -> None:
         assert phones[index].request(f"/matches/{match_id}/me", form) == 303
 
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def children(pid: int) -> list[int]:
-    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
 class FormPhone(Phone):
     """A phone that also reads pages, for the CSRF token the real server asks for."""
 
@@ -123,13 +104,7 @@ def start_server(
     """`python -m companion.serve` on loopback and a fresh database; (process, port)."""
     port = port or free_port()
     with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
-        server = subprocess.Popen(
-            [*SERVE, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
-            cwd=ROOT,
-            env=server_env(tmp_path, **env),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        server = launch(port, workers, server_env(tmp_path, **env), log)
     wait_for(
         lambda: len(children(server.pid)) >= (workers if workers > 1 else 0) and answers(port),
         lambda: server.poll() is None,
@@ -138,17 +113,10 @@ def start_server(
     return server, port
 
 
-SERVE = [sys.executable, "-m", "companion.serve"]
-
-
 def server_env(tmp_path, **env) -> dict:
     """The environment of a server on ``tmp_path``'s database."""
-    return {
-        **os.environ,
-        "COMPANION_DATABASE_URL": conftest.database_url(tmp_path / "workers.sqlite"),
-        "COMPANION_SECRET_KEY": "test-secret-key",
-        **env,
-    }
+    database_url = conftest.database_url(tmp_path / "workers.sqlite")
+    return environment(database_url, "test-secret-key", env)
 
 
 def wait_for(condition, alive=lambda: True, log: Path | None = None, seconds: float = 30) -> None:
@@ -173,14 +141,6 @@ def gone(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
-
-
-def answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def joined_phones(app, base: str, count: int, ids=None):

@@ -7,7 +7,6 @@ every phone that joined with the old ones.
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
 import qrcode
@@ -24,7 +23,7 @@ from companion.store import Change, write_match
 from companion.web.access import ME, PLAYER, access, grant, require_player, token_level
 from companion.web.headers import no_store
 from companion.web.htmx import render
-from companion.web.network import lan_address
+from companion.web.network import phone_base
 
 
 @bp.get("/matches/<id:match_id>/join/<token>")
@@ -106,29 +105,11 @@ def invite_link(match: Match, token: str) -> Invite:
 
 
 def public_base_url() -> str:
-    """Where phones reach this server: the configured PUBLIC_URL, else the LAN address.
-
-    Never localhost: a phone scanning "127.0.0.1" would ask itself.
-    """
-    configured = current_app.config.get("PUBLIC_URL")
-    if configured:
-        return str(configured).rstrip("/")
+    """Where phones reach this server: the configured PUBLIC_URL, else the address this
+    request came to. Never localhost: a phone scanning "127.0.0.1" would ask itself."""
     parts = urlsplit(request.host_url)
-    host = parts.hostname or ""
-    if is_loopback(host):
-        port = f":{parts.port}" if parts.port else ""
-        return f"{parts.scheme}://{lan_address()}{port}"
-    return request.host_url.rstrip("/")
-
-
-def is_loopback(host: str) -> bool:
-    """True for localhost and loopback addresses, which no other phone can reach."""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    public = current_app.config.get("PUBLIC_URL")
+    return phone_base(parts.scheme, parts.hostname or "", parts.port, public)
 
 
 def qr_svg(url: str) -> Markup:

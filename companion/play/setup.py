@@ -19,6 +19,7 @@ from companion.web.access import grant
 from companion.web.htmx import render
 
 END_KINDS = (rules.MORE_THAN, rules.AT_LEAST, rules.GAMES)
+SEAT_FIELDS = tuple(f"seat_{position}" for position in range(1, rules.MAX_PLAYERS + 1))
 
 
 def active_players() -> list[Player]:
@@ -49,9 +50,15 @@ def new():
 def seated(form) -> list[Player]:
     """The players seated so far, in order: seat_1, seat_2, … (unknown ids left out)."""
     active = {player.id: player for player in active_players()}
-    ids = [form.get(f"seat_{position}", "") for position in range(1, rules.MAX_PLAYERS + 1)]
-    players = [active.get(rules.whole_number(value, 1, MAX_ID)) for value in ids]
+    players = [active.get(player_id) for _field, player_id in seat_ids(form)]
     return list(dict.fromkeys(player for player in players if player is not None))
+
+
+def seat_ids(form) -> list[tuple[str, int | None]]:
+    """Each filled seat field, seat_1 first, with the player id it holds (None if it is
+    not an id at all)."""
+    filled = [(name, form.get(name, "")) for name in SEAT_FIELDS if form.get(name, "").strip()]
+    return [(name, rules.whole_number(value, 1, MAX_ID)) for name, value in filled]
 
 
 def tap(seats: list[Player], tapped: str) -> tuple[list[Player], dict[str, str]]:
@@ -122,20 +129,17 @@ def read_seats(form) -> tuple[list[int], str | None, dict[str, str]]:
     errors: dict[str, str] = {}
     active = {player.id for player in active_players()}
     seats: list[int] = []
-    for position in range(1, rules.MAX_PLAYERS + 1):
-        value = form.get(f"seat_{position}", "").strip()
-        if not value:
-            continue
-        player_id = rules.whole_number(value, 1, MAX_ID)
+    for name, player_id in seat_ids(form):
         if player_id not in active:
-            errors[f"seat_{position}"] = gettext("Choose a player from the list.")
+            errors[name] = gettext("Choose a player from the list.")
         elif player_id in seats:
-            errors[f"seat_{position}"] = gettext("This player already has a seat.")
+            errors[name] = gettext("This player already has a seat.")
         else:
             seats.append(player_id)
     # A seat the form does not have (seat_11) is refused, not dropped.
-    fields = {f"seat_{position}" for position in range(1, rules.MAX_PLAYERS + 1)}
-    if any(key.startswith("seat_") and key not in fields and form[key].strip() for key in form):
+    if any(
+        key.startswith("seat_") and key not in SEAT_FIELDS and form[key].strip() for key in form
+    ):
         errors["seats"] = gettext("Seat 2 to 10 players.")
     new_name = None
     if form.get("new_player", "").strip():

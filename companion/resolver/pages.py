@@ -28,7 +28,7 @@ MAX_LINES = rules.MAX_PLAYERS
 ROW_FIELDS = tuple(f"row{number}" for number in range(1, rules.ROWS + 1))
 SEPARATORS = re.compile(r"[\s,;]+")
 
-# The worked example of RULES.md, as the form takes it (the rules page links to it).
+# The rules page's worked example, as the form takes it (the page links to it filled in).
 WORKED_EXAMPLE = {
     "row1": "5 12",
     "row2": "20 24",

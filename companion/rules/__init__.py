@@ -1,7 +1,8 @@
 """The rules of 6 nimmt!: pure functions and small value types, no Flask, no database.
 
 Everything else in the companion calls into this package; nothing re-implements a rule.
-The specification is ``shared/rules/RULES.md``. Players are any hashable keys (names in
+The specification is the game's printed rules, summed up on the rules page
+(``/rules``, ``templates/resolver/rules.html``). Players are any hashable keys (names in
 the JSON API, ids in stored matches); cards are ints; rows are numbered 1-4 wherever a
 human or the outside world sees them and 0-3 only inside this package.
 

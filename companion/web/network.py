@@ -1,5 +1,6 @@
 """Where phones reach this server: its address on the local network, as a URL and a QR code."""
 
+import ipaddress
 import socket
 import sys
 from typing import TextIO
@@ -12,6 +13,7 @@ ROUTE_PROBE = ("10.255.255.255", 1)
 
 
 ALL_INTERFACES = {"0.0.0.0", "::", ""}
+DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
 def lan_address() -> str:
@@ -29,9 +31,35 @@ def lan_address() -> str:
 
 
 def phone_url(host: str, port: int) -> str:
-    """The URL a phone should open for a server bound to host:port."""
-    address = lan_address() if host in ALL_INTERFACES else host
-    return f"http://{address}:{port}/"
+    """The URL a phone should open for a server bound to host:port (one bound to loopback
+    answers this machine alone: its own address then)."""
+    if is_loopback(host):
+        return f"http://{host}:{port}/"
+    return phone_base("http", host, port) + "/"
+
+
+def phone_base(scheme: str, host: str, port: int | str | None, public: object = None) -> str:
+    """Where phones reach this server, without the closing slash: ``public`` (the
+    PUBLIC_URL setting) when it is set; else ``scheme://host:port``, with this machine's
+    LAN address for a host no other device can use (every interface, loopback, none
+    known) and without the port when it is the scheme's own."""
+    if public:
+        return str(public).rstrip("/")
+    address = lan_address() if host in ALL_INTERFACES or is_loopback(host) else host
+    if ":" in address:  # an IPv6 address
+        address = f"[{address}]"
+    shown = "" if str(port or "") in {"", DEFAULT_PORTS.get(scheme)} else f":{port}"
+    return f"{scheme}://{address}{shown}"
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses, which no other phone can reach."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def print_qr(url: str, out: TextIO | None = None) -> None:

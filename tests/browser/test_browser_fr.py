@@ -11,7 +11,7 @@ import re
 import pytest
 from backups import backup_file
 from browsing import explained_steps
-from conftest import route_cdn
+from chromium import route_cdn
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser

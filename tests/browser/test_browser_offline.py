@@ -10,7 +10,7 @@ from browsing import (
     new_names,
     started_match,
 )
-from conftest import PHONE, route_cdn
+from chromium import PHONE, route_cdn
 from playwright.sync_api import expect
 
 from companion.web.htmx import HTMX_URL, HTMX_VERSION

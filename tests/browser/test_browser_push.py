@@ -7,10 +7,12 @@ from contextlib import contextmanager
 
 import conftest
 import pytest
-from conftest import HTMX_FILE, new_phone_context, require
+from chromium import HTMX_FILE
+from conftest import new_phone_context, require
 from driver import tokens
-from phones import CSRF, FormPhone, joined, start_server, stop
+from phones import FormPhone, joined, start_server, stop
 from playwright.sync_api import expect
+from servers import CSRF
 
 from companion import create_app
 

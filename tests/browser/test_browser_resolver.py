@@ -4,20 +4,9 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.browser
+from companion.resolver.pages import WORKED_EXAMPLE
 
-WORKED = {
-    "row1": "5 12",
-    "row2": "20 24",
-    "row3": "30 37",
-    "row4": "31 32 33 34 40",
-    "player1": "Anna",
-    "card1": "39",
-    "player2": "Ben",
-    "card2": "42",
-    "player3": "Cleo",
-    "card3": "3",
-}
+pytestmark = pytest.mark.browser
 
 # Elements whose content spills out of their box (text wider than a card, say).
 OVERFLOWING = """els => els.filter(el => el.scrollWidth > el.clientWidth + 1
@@ -32,9 +21,9 @@ def fits_the_phone(page) -> None:
 
 
 def fill_worked_example(page, live_server) -> None:
-    """Open the resolver and type in the worked example of RULES.md."""
+    """Open the resolver and type in the rules page's worked example."""
     page.goto(f"{live_server}/resolve")
-    for name, value in WORKED.items():
+    for name, value in WORKED_EXAMPLE.items():
         page.fill(f"[name={name}]", value)
 
 
@@ -85,7 +74,7 @@ def test_a_wrong_card_is_shown_next_to_its_field(page, page_nojs, live_server, j
     """A card already on the table: the message sits under that card, the values stay."""
     tab = page if js else page_nojs
     tab.goto(f"{live_server}/resolve")
-    for name, value in {**WORKED, "card1": "24"}.items():
+    for name, value in {**WORKED_EXAMPLE, "card1": "24"}.items():
         tab.fill(f"[name={name}]", value)
     tab.get_by_role("button", name="Place the cards").click()
     tab.locator("#field-card1-note").wait_for()

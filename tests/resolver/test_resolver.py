@@ -8,17 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from companion.resolver.pages import WORKED_EXAMPLE
+
+# The rules page's worked example as a person types it: commas too, a blank fourth line.
 WORKED = {
-    "row1": "5 12",
+    **WORKED_EXAMPLE,
     "row2": "20, 24",
-    "row3": "30 37",
     "row4": "31,32, 33 34 40",
-    "player1": "Anna",
-    "card1": "39",
-    "player2": "Ben",
-    "card2": "42",
-    "player3": "Cleo",
-    "card3": "3",
     "player4": "",
     "card4": "",
     "deck": "104",

@@ -20,16 +20,8 @@ import threading
 
 import conftest
 import pytest
-from phones import (
-    ROOT,
-    FormPhone,
-    children,
-    gone,
-    joined_phones,
-    say_who,
-    start_server,
-    wait_for,
-)
+from phones import FormPhone, gone, joined_phones, say_who, start_server, wait_for
+from servers import ROOT, children
 
 from companion import create_app
 from companion.db import db

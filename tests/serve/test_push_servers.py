@@ -8,7 +8,8 @@ import time
 import conftest
 import pytest
 from driver import tokens
-from phones import CSRF, FormPhone, answers, joined, start_server, stop
+from phones import FormPhone, joined, start_server, stop
+from servers import CSRF, answers
 
 from companion import create_app
 

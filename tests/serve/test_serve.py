@@ -19,12 +19,7 @@ import pytest
 from driver import count
 from phones import (
     PHONES,
-    ROOT,
-    SERVE,
-    answers,
     at_once,
-    children,
-    free_port,
     gone,
     joined_phones,
     say_who,
@@ -33,6 +28,7 @@ from phones import (
     stop,
     wait_for,
 )
+from servers import ROOT, SERVE, answers, children, free_port
 
 from companion import serve
 from companion.models import PendingCard, Play, Round

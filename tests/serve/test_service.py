@@ -24,7 +24,8 @@ import urllib.request
 from functools import partial
 
 import pytest
-from phones import ROOT, children, free_port, gone, server_env, stop, wait_for
+from phones import gone, server_env, stop, wait_for
+from servers import ROOT, children, free_port
 
 from companion.backup.restore import serving_lock
 

@@ -18,7 +18,8 @@ import pytest
 from driver import add_players, enter_round, i_am, score_game, start_game, start_match
 from flask import Flask
 from flask_migrate import downgrade, upgrade
-from phones import CSRF, ROOT, FormPhone, joined, start_server, stop
+from phones import FormPhone, joined, start_server, stop
+from servers import CSRF, ROOT
 from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.pool import NullPool
 

@@ -32,8 +32,9 @@ from companion.web.htmx import (
 from companion.web.network import phone_url, print_qr
 
 CSP = (
-    "default-src 'self'; script-src 'self' https://unpkg.com/htmx.org@2.0.8/dist/htmx.min.js "
-    "https://unpkg.com/htmx-ext-sse@2.2.4/dist/sse.min.js; "
+    "default-src 'self'; script-src 'self' "
+    f"https://unpkg.com/htmx.org@{HTMX_VERSION}/dist/htmx.min.js "
+    f"https://unpkg.com/htmx-ext-sse@{SSE_VERSION}/dist/sse.min.js; "
     "style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'self'; "
     "form-action 'self'; frame-ancestors 'none'"
 )

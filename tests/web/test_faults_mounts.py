@@ -16,14 +16,8 @@ from pathlib import Path
 import conftest
 import pytest
 from driver import add_players
-from phones import (
-    ROOT,
-    SERVE,
-    free_port,
-    joined_phones,
-    start_server,
-    stop,
-)
+from phones import joined_phones, start_server, stop
+from servers import ROOT, SERVE, free_port
 
 from companion import create_app
 from companion.db import db
