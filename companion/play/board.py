@@ -4,6 +4,7 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 from __future__ import annotations
 
 from companion import rules
+from companion.play.bgstats import bgstats_link
 from companion.play.changes import latest
 from companion.state import GameState, MatchState
 from companion.web import present
@@ -32,6 +33,7 @@ def board(state: MatchState, view: str = "match") -> dict:
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
         "corrected": latest(state),
+        "bgstats": bgstats_link(state),
         **(standings_view(state) if view == "table" and finished and not current else {}),
     }
 
