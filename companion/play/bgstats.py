@@ -8,7 +8,7 @@ own import dialog; nothing is sent anywhere by this server.
 The source ids are stable (``companion-player-<id>``, ``companion-match-<id>``, one id
 for the game and one for the household's place), so BG Stats remembers which of its
 players, game and location each one is after the first import, and knows a play it has
-seen. ``play_data`` is pure; ``bgstats_link`` reads the match's times and settings.
+seen. ``play_data`` is pure; ``bgstats_link`` adds the match's times and settings.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from flask import current_app
 from flask_babel import to_user_timezone
 from markupsafe import Markup
 
-from companion.derived.timing import match_times
+from companion.derived.timing import MatchTimes
 from companion.play.links import qr_svg
 from companion.state import MatchState
 
@@ -91,18 +91,18 @@ class BgStats(NamedTuple):
         return qr_svg(self.url, low_correction=True)
 
 
-def bgstats_link(state: MatchState) -> BgStats | None:
+def bgstats_link(state: MatchState, times: MatchTimes) -> BgStats | None:
     """The link of a finished match (None while it is played): played at the local time
     of its first game (the app's timezone, as every date on its pages), for the time
     ``companion.derived.timing`` counts, at the configured LOCATION ("Home")."""
     if not state.over:
         return None
-    times = match_times([state.match.id])[state.match.id].match
+    span = times.match
     totals, winners = state.standing.totals, state.standing.winners
     seats = [
         Seat(player.id, player.name, totals[player.id], player.id in winners)
         for player in state.players
     ]
-    local = to_user_timezone(times.start).replace(tzinfo=None)
+    local = to_user_timezone(span.start).replace(tzinfo=None)
     location = current_app.config.get("LOCATION") or DEFAULT_LOCATION
-    return BgStats(play_link(play_data(state.match.id, seats, local, times.minutes, location)))
+    return BgStats(play_link(play_data(state.match.id, seats, local, span.minutes, location)))

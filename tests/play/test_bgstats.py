@@ -4,17 +4,16 @@ the TV (also as a QR code) and a watching phone carries the play as the scoreboa
 import json
 import random
 import re
-from datetime import datetime, timedelta
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from driver import add_players, phone, play_game, score_game, start_match, state_of, tokens
 from qr import qr_text
-from sqlalchemy import update
+from timings import set_times
 
 from companion.db import db
-from companion.models import Game, Round
+from companion.models import Game
 
 NAMES = ["Anna", "Ben", "Cleo", "Dora", "Émile", "Fritz", "Gül", "Hana", "Ines", "Jo & Co"]
 LINK = re.compile(r'href="(https://app\.bgstatsapp\.com/createPlay\.html\?data=[^"]+)"')
@@ -123,24 +122,11 @@ def test_the_location_is_the_household_setting(client):
     assert decoded(link)["location"]["name"] == "Gartenhaus"
 
 
-def test_the_duration_counts_an_evening_pause_as_twenty_minutes(client, app):
-    """Rounds two minutes apart, and an hour's pause before round 6: 10 rounds after the
-    starting cards are 10 gaps, 9 of 2 minutes and one counted as 20; the typed game after
-    it, 7 minutes later, adds 7."""
+def test_the_play_has_the_time_of_its_first_game_and_its_minutes(client, app):
+    """playDate and durationMin are what the scoreboard says (tests/play/test_times.py)."""
     _ids, match_id = play_with_a_tie(client, 4, seed=2)
-    start = datetime(2026, 3, 14, 19, 30)
-    with app.app_context():
-        game = db.session.scalar(db.select(Game).where(Game.match_id == match_id, Game.number == 1))
-        db.session.execute(update(Game).where(Game.id == game.id).values(created_at=start))
-        for number in range(1, 11):
-            moment = start + timedelta(minutes=2 * number + (60 if number >= 6 else 0))
-            query = update(Round).where(Round.game_id == game.id, Round.number == number)
-            db.session.execute(query.values(created_at=moment))
-        last = start + timedelta(minutes=80 + 7)
-        query = update(Game).where(Game.match_id == match_id, Game.number == 2)
-        db.session.execute(query.values(created_at=last))
-        db.session.commit()
+    set_times(app, match_id)
     (link,) = set(LINK.findall(client.get(f"/matches/{match_id}/scoreboard").text))
     play = decoded(link)
     assert play["playDate"] == "2026-03-14 19:30:00"
-    assert play["durationMin"] == 9 * 2 + 20 + 7
+    assert play["durationMin"] == 45
