@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from sqlalchemy import insert
 
-from companion import derived, rules
+from companion import create_app, derived, rules
 from companion.backup.load import COPIED
 from companion.db import db
 from companion.derived import figures
@@ -174,11 +174,17 @@ def add_scores(history: History, rng: random.Random, game_id: int, replay, bulls
             history.add(Score, game_id=game_id, player_id=player, bulls=count)
 
 
-def build(app, matches: int = MATCHES, seed: int = 50) -> list[int]:
-    """Insert the players and the matches; return the player ids."""
+def build(
+    app, matches: int = MATCHES, seed: int = 50, first=None, days_apart: float = 3.5
+) -> list[int]:
+    """Insert the players and the matches; return the player ids.
+
+    The matches are ``days_apart`` apart, the first at ``first`` (default: as many days
+    ago as they take); bench/review.py puts 5,000 into one year.
+    """
     rng = random.Random(seed)
     with app.app_context():
-        first = utcnow() - timedelta(days=3.5 * matches)
+        first = first or utcnow() - timedelta(days=days_apart * matches)
         db.session.execute(
             insert(Player),
             [
@@ -195,7 +201,7 @@ def build(app, matches: int = MATCHES, seed: int = 50) -> list[int]:
         ids = list(range(1, len(NAMES) + 1))
         history = History()
         for index in range(matches):
-            when = first + timedelta(days=3.5 * index, microseconds=rng.randint(0, 999_999))
+            when = first + timedelta(days=days_apart * index, microseconds=rng.randint(0, 999_999))
             add_match(history, rng, ids, when, last=index == matches - 1)
             if index % CHUNK == CHUNK - 1:
                 history.flush()
@@ -203,3 +209,17 @@ def build(app, matches: int = MATCHES, seed: int = 50) -> list[int]:
         counts = {model.__tablename__: db.session.query(model).count() for model in History.TABLES}
     print("rows: " + ", ".join(f"{name} {count:,}" for name, count in counts.items()))
     return ids
+
+
+def empty_app(folder: str):
+    """An app on a new SQLite file in ``folder``, with every table and no rows."""
+    app = create_app(
+        {
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
+            "SECRET_KEY": "bench",
+            "WTF_CSRF_ENABLED": False,
+        }
+    )
+    with app.app_context():
+        db.create_all()
+    return app

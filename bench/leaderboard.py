@@ -24,10 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from driver import score_game, start_match  # noqa: E402
-from history import build  # noqa: E402
-
-from companion import create_app  # noqa: E402
-from companion.db import db  # noqa: E402
+from history import build, empty_app  # noqa: E402
 
 
 def timed(client, url: str, repeat: int = 15) -> tuple[float, float]:
@@ -47,15 +44,7 @@ def timed(client, url: str, repeat: int = 15) -> tuple[float, float]:
 def main() -> None:
     """Build the history and print the server times."""
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app(
-            {
-                "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
-                "SECRET_KEY": "bench",
-                "WTF_CSRF_ENABLED": False,
-            }
-        )
-        with app.app_context():
-            db.create_all()
+        app = empty_app(folder)
         begin = time.perf_counter()
         ids = build(app)
         print(f"history built and inserted in {time.perf_counter() - begin:.1f} s")

@@ -29,8 +29,8 @@ from driver import (  # noqa: E402
     start_game,
     start_match,
 )
+from history import empty_app  # noqa: E402
 
-from companion import create_app  # noqa: E402
 from companion.db import db  # noqa: E402
 from companion.models import Game, Round  # noqa: E402
 
@@ -78,15 +78,7 @@ def report(label: str, samples: list[float]) -> None:
 def main() -> None:
     """Print server times and page weights."""
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app(
-            {
-                "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite",
-                "SECRET_KEY": "bench",
-                "WTF_CSRF_ENABLED": False,
-            }
-        )
-        with app.app_context():
-            db.create_all()
+        app = empty_app(folder)
         client = app.test_client()
         match_id, _ids, plays = build(client)
         url = f"/matches/{match_id}"

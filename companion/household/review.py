@@ -34,6 +34,9 @@ from companion.web.htmx import render
 bp = Blueprint("review", __name__)
 
 YEARS = Memo("review", 8)  # a few years' rows; a household looks at one or two
+# Each match's minutes and card costs by (match id, version): a new or changed match is
+# read and replayed alone, not the year with it.
+MATCHES = Memo("review-matches", 20_000)
 FIRST_YEAR, LAST_YEAR = 2000, 2999
 
 
@@ -44,13 +47,37 @@ class Rows:
         self.stamp = stamp
         since, until = bounds(year)
         ids = match_ids(since, until)
-        times = match_times(ids)
-        self.matches = [match for match in read_matches(ids, times) if match.played_at.year == year]
+        replayed = per_match(ids)
+        minutes = {match_id: found[0] for match_id, found in replayed.items()}
+        self.matches = [m for m in read_matches(ids, minutes) if m.played_at.year == year]
         kept = [match.match_id for match in self.matches]
         self.games = read_games(kept)
         self.nemesis = read_nemesis(kept)
-        self.costs = card_costs(kept)
+        self.costs: dict[tuple[int, int], int] = defaultdict(int)
+        for match_id in kept:
+            for key, bulls in replayed[match_id][1].items():
+                self.costs[key] += bulls
         self.ratings = rating_changes(set(kept))
+        self.reviews: dict[int | None, yearly.Review] = {}  # by player (None: everyone)
+
+
+def per_match(ids: list[int]) -> dict[int, tuple[int, dict[tuple[int, int], int]]]:
+    """Each match's minutes and card costs, from memory for the versions seen before."""
+    query = select(Match.id, Match.version).where(Match.id.in_(ids))
+    versions = dict(db.session.connection().execute(query).all())
+    found, missing = {}, []
+    for match_id in ids:
+        hit = MATCHES.get((match_id, versions[match_id]))
+        if hit is None:
+            missing.append(match_id)
+        else:
+            found[match_id] = hit
+    if missing:
+        times, costs = match_times(missing), card_costs(missing)
+        for match_id in missing:
+            value = (times[match_id].match.minutes, costs.get(match_id, {}))
+            found[match_id] = MATCHES.put((match_id, versions[match_id]), value)
+    return found
 
 
 def bounds(year: int) -> tuple[datetime, datetime]:
@@ -87,7 +114,7 @@ def year_rows(year: int) -> Rows:
     return YEARS.put(year, Rows(year, stamp))
 
 
-def read_matches(ids: list[int], times) -> list[yearly.MatchIn]:
+def read_matches(ids: list[int], minutes: dict[int, int]) -> list[yearly.MatchIn]:
     """The matches as the review counts them, from their rows in ``PlayerMatchStat``."""
     stat = PlayerMatchStat
     query = select(
@@ -103,7 +130,7 @@ def read_matches(ids: list[int], times) -> list[yearly.MatchIn]:
             yearly.MatchIn(
                 match_id,
                 local(first.played_at),
-                times[match_id].match.minutes,
+                minutes[match_id],
                 first.finished,
                 first.games,
                 tuple(row.player_id for row in rows),
@@ -148,9 +175,9 @@ def read_nemesis(ids: list[int]) -> list[tuple[int, int, int]]:
     return [tuple(values) for values in db.session.connection().execute(query)]
 
 
-def card_costs(ids: list[int]) -> dict[tuple[int, int], int]:
-    """Bulls taken by (player, card played), over the finished card games of the matches:
-    every game replayed through the rules engine from its inputs (read in bulk)."""
+def card_costs(ids: list[int]) -> dict[int, dict[tuple[int, int], int]]:
+    """Bulls taken by (player, card played) in each match's finished card games: every
+    game replayed through the rules engine from its inputs (read in bulk)."""
     connection = db.session.connection()
     finished = select(PlayerGameStat.game_id).where(PlayerGameStat.cards)
     games = connection.execute(
@@ -166,14 +193,14 @@ def card_costs(ids: list[int]) -> dict[tuple[int, int], int]:
     ):
         seats[match_id].append(player_id)
     rounds = read_rounds(ids)
-    costs: dict[tuple[int, int], int] = defaultdict(int)
+    costs: dict[int, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))
     for game_id, match_id, *starting in games:
         table = rules.replay_game(starting, rounds[game_id], seats[match_id])
         for result in table.rounds:
             for step in result.steps:
                 if step.action != rules.PLACED:
-                    costs[step.player, step.card] += step.bulls
-    return dict(costs)
+                    costs[match_id][step.player, step.card] += step.bulls
+    return {match_id: dict(found) for match_id, found in costs.items()}
 
 
 def read_rounds(ids: list[int]) -> dict[int, list]:
@@ -219,9 +246,11 @@ def rating_changes(year_ids: set[int]) -> dict[int, tuple[float, float]]:
 def review_of(year: int, player_id: int | None) -> yearly.Review:
     """The year's review (for one player, or the household)."""
     rows = year_rows(year)
-    return yearly.year_review(
-        year, rows.matches, rows.games, rows.nemesis, rows.costs, rows.ratings, player_id
-    )
+    if player_id not in rows.reviews:
+        rows.reviews[player_id] = yearly.year_review(
+            year, rows.matches, rows.games, rows.nemesis, rows.costs, rows.ratings, player_id
+        )
+    return rows.reviews[player_id]
 
 
 def charts(review: yearly.Review, names: dict[int, str]) -> dict:
