@@ -174,11 +174,17 @@ def add_scores(history: History, rng: random.Random, game_id: int, replay, bulls
             history.add(Score, game_id=game_id, player_id=player, bulls=count)
 
 
-def build(app, matches: int = MATCHES, seed: int = 50) -> list[int]:
-    """Insert the players and the matches; return the player ids."""
+def build(
+    app, matches: int = MATCHES, seed: int = 50, first=None, days_apart: float = 3.5
+) -> list[int]:
+    """Insert the players and the matches; return the player ids.
+
+    The matches are ``days_apart`` apart, the first at ``first`` (default: as many days
+    ago as they take); bench/review.py puts 5,000 into one year.
+    """
     rng = random.Random(seed)
     with app.app_context():
-        first = utcnow() - timedelta(days=3.5 * matches)
+        first = first or utcnow() - timedelta(days=days_apart * matches)
         db.session.execute(
             insert(Player),
             [
@@ -195,7 +201,7 @@ def build(app, matches: int = MATCHES, seed: int = 50) -> list[int]:
         ids = list(range(1, len(NAMES) + 1))
         history = History()
         for index in range(matches):
-            when = first + timedelta(days=3.5 * index, microseconds=rng.randint(0, 999_999))
+            when = first + timedelta(days=days_apart * index, microseconds=rng.randint(0, 999_999))
             add_match(history, rng, ids, when, last=index == matches - 1)
             if index % CHUNK == CHUNK - 1:
                 history.flush()

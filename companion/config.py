@@ -53,6 +53,9 @@ def configure(app: Flask, test_config: dict | None) -> None:
         LIVE_PUSH=False,
         # How often a match page polls while it has no stream (None: never, for tests).
         LIVE_POLL="2s",
+        # Where the household plays, as a finished match's BG Stats play names it
+        # (COMPANION_LOCATION; companion.play.bgstats).
+        LOCATION="Home",
     )
     app.config.from_prefixed_env("COMPANION")
     app.config.pop("DATABASE_URL", None)

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from flask import Blueprint, Flask, Response, current_app, redirect, request, session, url_for
 from flask.cli import with_appcontext
-from flask_babel import gettext
+from flask_babel import gettext, to_user_timezone
 from sqlalchemy import func, select
 from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -36,6 +36,7 @@ from companion.backup.load import Report, check_and_import
 from companion.backup.restore import restore_command
 from companion.backup.turn import ImportRunning, import_turn
 from companion.db import csrf, db
+from companion.derived.timing import match_times
 from companion.models import Match, Player, utcnow
 from companion.rules import N_
 from companion.state import get_match, match_state
@@ -140,11 +141,22 @@ def posted_file() -> FileStorage:
 def match_csv_file(match_id: int):
     """One match for a spreadsheet: bulls per game and player, and the totals."""
     state = match_state(get_match(match_id))
-    text = match_csv(state, gettext("Game"), gettext("Total"))
+    labels = gettext("Game"), gettext("Total"), gettext("Played at"), gettext("Minutes")
+    text = match_csv(state, *labels[:2], csv_times(match_id), labels[2:])
     name = f"6nimmt-match-{match_id}-{state.match.created_at:%Y-%m-%d}.csv"
     return Response(
         text, mimetype="text/csv", headers={"Content-Disposition": f'attachment; filename="{name}"'}
     )
+
+
+def csv_times(match_id: int) -> dict[int, tuple[str, int]]:
+    """When each finished game (0: the match) was played, local time, and its minutes."""
+    times = match_times([match_id])[match_id]
+    spans = {**times.games, 0: times.match} if times.games else {}
+    return {
+        number: (to_user_timezone(span.start).strftime("%Y-%m-%d %H:%M"), span.minutes)
+        for number, span in spans.items()
+    }
 
 
 @click.command("export")

@@ -13,7 +13,7 @@ import hashlib
 import io
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from sqlalchemy import select
@@ -265,16 +265,27 @@ def spreadsheet_text(value: str) -> str:
     return "'" + value if value.startswith(FORMULA_START) else value
 
 
-def match_csv(state: MatchState, game_label: str, total_label: str) -> str:
+def match_csv(
+    state: MatchState,
+    game_label: str,
+    total_label: str,
+    times: Mapping[int, tuple[str, int]] | None = None,
+    time_labels: Sequence[str] = (),
+) -> str:
     """A match for a spreadsheet: one row per finished game, one column per player, totals.
 
-    Starts with a byte order mark, so that spreadsheet programs read the names as UTF-8.
+    ``times``: when each finished game (by number; 0 for the whole match) was played
+    and its minutes, as two more columns headed ``time_labels``. Starts with a byte
+    order mark, so that spreadsheet programs read the names as UTF-8.
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([game_label, *(spreadsheet_text(player.name) for player in state.players)])
+    names = (spreadsheet_text(player.name) for player in state.players)
+    writer.writerow([game_label, *names, *time_labels])
+    times = times or {}
     for game in state.finished_games:
-        writer.writerow([game.number, *(game.bulls.get(pid, 0) for pid in state.player_ids)])
+        bulls = (game.bulls.get(pid, 0) for pid in state.player_ids)
+        writer.writerow([game.number, *bulls, *times.get(game.number, ())])
     totals = state.standing.totals
-    writer.writerow([total_label, *(totals[pid] for pid in state.player_ids)])
+    writer.writerow([total_label, *(totals[pid] for pid in state.player_ids), *times.get(0, ())])
     return "\ufeff" + out.getvalue()

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from companion import rules
 from companion.db import db
+from companion.derived.timing import match_times
 from companion.models import Game, GameResult, Match
 from companion.state import get_match
 from companion.store import delete_match
@@ -88,10 +89,12 @@ def index():
         .offset((page - 1) * PER_PAGE)
         .limit(PER_PAGE)
     )
+    shown = entries(db.session.scalars(query).all())
     return render(
         "history/index.html",
         "history",
-        entries=entries(db.session.scalars(query).all()),
+        entries=shown,
+        times=match_times([item.match.id for item in shown]),
         page=page,
         pages=pages,
         total=total,

@@ -4,6 +4,8 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 from __future__ import annotations
 
 from companion import rules
+from companion.derived.timing import match_times
+from companion.play.bgstats import bgstats_link
 from companion.play.changes import latest
 from companion.state import GameState, MatchState
 from companion.web import present
@@ -19,6 +21,8 @@ def board(state: MatchState, view: str = "match") -> dict:
     finished = state.finished_games
     # The game on the table: the one being played, else the one that just ended.
     game = current or (state.games[-1] if state.games else None)
+    # When the match and its games were played: shown between games and at its end.
+    times = match_times([state.match.id])[state.match.id] if finished and not current else None
     return {
         **entry_view(state),
         "view": view,
@@ -32,6 +36,8 @@ def board(state: MatchState, view: str = "match") -> dict:
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
         "corrected": latest(state),
+        "bgstats": bgstats_link(state, times) if times else None,
+        "times": times,
         **(standings_view(state) if view == "table" and finished and not current else {}),
     }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import qrcode
+import qrcode.constants
 import qrcode.image.svg
 from flask import abort, current_app, redirect, request, session, url_for
 from markupsafe import Markup
@@ -112,8 +113,13 @@ def public_base_url() -> str:
     return phone_base(parts.scheme, parts.hostname or "", parts.port, public)
 
 
-def qr_svg(url: str) -> Markup:
-    """The URL as an inline SVG QR code (paths and attributes only: CSP-safe)."""
-    image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, border=2)
+def qr_svg(url: str, low_correction: bool = False) -> Markup:
+    """The URL as an inline SVG QR code (paths and attributes only: CSP-safe).
+
+    ``low_correction``: the lowest error correction, for a long link shown on a screen
+    (a ten-player BG Stats play): more room for data, nothing lost to dirt on paper.
+    """
+    options = {"error_correction": qrcode.constants.ERROR_CORRECT_L} if low_correction else {}
+    image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, border=2, **options)
     svg = image.to_string(encoding="unicode")
     return Markup(svg.replace("<svg ", '<svg class="qr" role="img" aria-hidden="true" ', 1))

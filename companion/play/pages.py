@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from companion.derived.timing import match_times
 from companion.play.blueprint import bp
 from companion.play.board import board, totals_chart
 from companion.state import current_state
@@ -28,6 +29,7 @@ def scoreboard(match_id: int):
     """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
     state = current_state(match_id)
     context = board(state)
+    context["times"] = context["times"] or match_times([match_id])[match_id]
     return render(
         "matches/scoreboard.html",
         "scoreboard",

@@ -415,18 +415,22 @@ def test_match_as_csv_for_a_spreadsheet(source):
     text = response.data.decode("utf-8")
     assert text.startswith("\ufeff")  # so spreadsheets read the names as UTF-8
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
-    assert rows[0] == ["Game", "Anna", "Ben", "Cleo"]
+    assert rows[0] == ["Game", "Anna", "Ben", "Cleo", "Played at", "Minutes"]
     assert [row[0] for row in rows[1:]] == ["1", "2", "Total"]
-    assert rows[2][1:] == ["5", "12", "0"]  # the typed game: 5, the pile 55 + 11, 0
+    assert rows[2][1:4] == ["5", "12", "0"]  # the typed game: 5, the pile 55 + 11, 0
     totals = [sum(int(row[column]) for row in rows[1:3]) for column in (1, 2, 3)]
-    assert [int(value) for value in rows[3][1:]] == totals
+    assert [int(value) for value in rows[3][1:4]] == totals
+    # When each game and the match were played (UTC: the app's timezone) and for how long.
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", row[4]) for row in rows[1:])
+    assert rows[3][4] == rows[1][4]  # the match starts with its first game
+    assert all(row[5].isdigit() for row in rows[1:])
 
 
 def test_csv_names_never_run_as_formulas(client):
     ids = add_players(client, "=SUM(A1)", "@Ben")
     match_id = start_match(client, ids)
     header = client.get(f"/matches/{match_id}/export.csv").data.decode().lstrip("\ufeff")
-    assert header.splitlines()[0] == "Game,'=SUM(A1),'@Ben"
+    assert header.splitlines()[0] == "Game,'=SUM(A1),'@Ben,Played at,Minutes"
     assert client.get("/matches/99/export.csv").status_code == 404
 
 

@@ -163,7 +163,13 @@ def seed(tmp_path_factory) -> Seed:
         db.engine.dispose()
     players = {"player_id": str(anna)}
     paths = {
-        "default": {"match_id": str(waiting), "number": "1", "game": "1", **players},
+        "default": {
+            "match_id": str(waiting),
+            "number": "1",
+            "game": "1",
+            "year": "2026",
+            **players,
+        },
         "play.confirm_undo_to": {"match_id": str(two_rounds)},
         "play.undo_to": {"match_id": str(two_rounds)},
         "play.start_game": {"match_id": str(fresh)},

@@ -621,6 +621,7 @@ NOT_PAGES = {
     "play.grid",
     "backup.export_json",
     "backup.match_csv_file",
+    "review.this_year",
 }
 
 
@@ -630,7 +631,7 @@ def every_page(app, client) -> dict[str, str]:
     match_id = start_match(client, ids)
     start_game(client, match_id, [10, 20, 30, 40])
     enter_round(client, match_id, dict(zip(ids, [15, 25], strict=True)))
-    values = {"player_id": ids[0], "match_id": match_id, "number": 1, "game": 1}
+    values = {"player_id": ids[0], "match_id": match_id, "number": 1, "game": 1, "year": 2026}
     urls = {}
     assert {rule.endpoint for rule in app.url_map.iter_rules()} >= NOT_PAGES
     with app.test_request_context():

@@ -1,0 +1,263 @@
+"""The year at our table: its figures from plain rows, pure (no Flask, no database).
+
+``companion.household.review`` reads the rows (the derived tables, the stored times,
+the rating run and a replay of the year's games for the cards) and the page shows what
+``year_review`` makes of them. The tests compute the same figures from a replay of every
+game and compare them one by one.
+
+What each figure means:
+
+- matches: the year's matches with at least one finished game (``PlayerMatchStat``),
+  ``finished`` those that are over; games: their finished games. A match belongs to the
+  year and month in which it was created (the app's timezone).
+- evenings: the days on which a match was created, a day running from 06:00 to 06:00,
+  so a game night past midnight stays one evening.
+- time at the table: the matches' minutes (``companion.derived.timing``).
+- wins: finished matches won, shared wins included.
+- most improved: the largest rise of the shown rating (mu - 3 sigma) over the year, from
+  the rating before the player's first match of the year (0 for a new player) to the one
+  after their last; the ratings run over all matches ever (the leaderboard's).
+- cleanest game: the finished game in which the table took the fewest bulls per player
+  (for one player: their game with the fewest bulls); the earliest on a tie.
+- most bulls in one round: the most a player took in one round (``worst_round``), the
+  earliest on a tie, with the round to replay.
+- 55s caught: how often the 55 (7 bulls) was in a row a player took.
+- nemesis: the rival who most often filled the rows a player took (the leaderboard's
+  nemesis, ``companion.derived.figures``), counted over the year; ties share.
+- the costliest card: the card that, played, took the most bulls over the year (the sixth
+  card of a row, or a too-low card); the lower card on a tie.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+MONTHS = 12
+EVENING_STARTS = timedelta(hours=6)  # a night's play after midnight is the same evening
+
+
+class MatchIn(NamedTuple):
+    """One of the year's matches: its rows in ``PlayerMatchStat`` and its time."""
+
+    match_id: int
+    played_at: datetime  # created, local time
+    minutes: int
+    finished: bool
+    games: int
+    players: tuple[int, ...]
+    winners: tuple[int, ...]  # finished matches only
+
+
+class GameIn(NamedTuple):
+    """One player's finished game (``PlayerGameStat``), with the game's number."""
+
+    match_id: int
+    number: int
+    player_id: int
+    bulls: int
+    fives: int | None  # card figures: None for typed scores
+    worst_round: int | None
+    worst_round_number: int | None
+
+
+class Rounded(NamedTuple):
+    """A round to replay: who took how many bulls, in which match, game and round."""
+
+    player_id: int
+    bulls: int
+    match_id: int
+    game: int
+    round: int
+
+
+class Clean(NamedTuple):
+    """The cleanest game: where it was, its players and bulls per player."""
+
+    match_id: int
+    game: int
+    players: int
+    bulls: int  # the table's (or the player's) bulls in it
+
+
+class Bars(NamedTuple):
+    """A bar chart by month: series of 12 values each (stacked), the top of the scale."""
+
+    series: list[tuple[int | None, list[int]]]  # (player id or None, values by month)
+    top: int
+
+
+class Review(NamedTuple):
+    """Everything the review page shows for a year (and perhaps one player)."""
+
+    year: int
+    player_id: int | None
+    matches: int
+    finished: int
+    games: int
+    evenings: int
+    minutes: int
+    wins: dict[int, int]  # by player, most first
+    top_winners: list[int]
+    improved: tuple[list[int], float] | None
+    cleanest: Clean | None
+    worst_round: Rounded | None
+    fives: dict[int, int]  # by player, most first
+    nemeses: dict[int, tuple[list[int], int]]  # player -> (rivals, takes)
+    costliest: tuple[int, int] | None  # card, bulls
+    games_by_month: Bars
+    wins_by_month: Bars
+
+    @property
+    def fives_total(self) -> int:
+        """55s caught by everyone shown."""
+        return sum(self.fives.values())
+
+
+def year_review(
+    year: int,
+    matches: Sequence[MatchIn],
+    games: Sequence[GameIn],
+    nemesis: Iterable[tuple[int, int, int]],
+    costs: Mapping[tuple[int, int], int],
+    ratings: Mapping[int, tuple[float, float]],
+    player_id: int | None = None,
+) -> Review:
+    """The review of ``year`` from its rows; for one player, only what concerns them.
+
+    ``nemesis``: (player, rival, takes) rows of the year; ``costs``: bulls taken by
+    (player, card played); ``ratings``: each player's shown rating before and after the
+    year (players who played a rated match in it).
+    """
+    if player_id is not None:
+        matches = [match for match in matches if player_id in match.players]
+        games = [game for game in games if game.player_id == player_id]
+        nemesis = [row for row in nemesis if row[0] == player_id]
+        costs = {key: bulls for key, bulls in costs.items() if key[0] == player_id}
+        ratings = {player_id: ratings[player_id]} if player_id in ratings else {}
+    wins = Counter(winner for match in matches if match.finished for winner in match.winners)
+    if player_id is not None:
+        wins = Counter({player_id: wins[player_id]}) if wins[player_id] else Counter()
+    top = max(wins.values(), default=0)
+    return Review(
+        year,
+        player_id,
+        len(matches),
+        sum(match.finished for match in matches),
+        sum(match.games for match in matches),
+        len({(match.played_at - EVENING_STARTS).date() for match in matches}),
+        sum(match.minutes for match in matches),
+        dict(sorted(wins.items(), key=lambda item: (-item[1], item[0]))),
+        sorted(player for player, count in wins.items() if count == top and top),
+        most_improved(ratings),
+        cleanest(games, matches, player_id is None),
+        worst_round(games, matches),
+        dict(sorted(fives_of(games).items(), key=lambda item: (-item[1], item[0]))),
+        nemeses(nemesis),
+        costliest(costs),
+        by_month([(None, [m.played_at.month for m in matches for _game in range(m.games)])]),
+        wins_by_month(matches, player_id),
+    )
+
+
+def order(matches: Sequence[MatchIn]) -> dict[int, tuple]:
+    """Each match's place in time, for "the earliest on a tie"."""
+    return {match.match_id: (match.played_at, match.match_id) for match in matches}
+
+
+def most_improved(ratings: Mapping[int, tuple[float, float]]) -> tuple[list[int], float] | None:
+    """The players whose rating rose most over the year (None if nobody's rose)."""
+    rises = {player: round(after - before, 6) for player, (before, after) in ratings.items()}
+    best = max(rises.values(), default=0)
+    if best <= 0:
+        return None
+    return sorted(player for player, rise in rises.items() if rise == best), best
+
+
+def cleanest(games: Sequence[GameIn], matches: Sequence[MatchIn], table: bool) -> Clean | None:
+    """The game with the fewest bulls per player (the table's, or the one player's)."""
+    totals: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for game in games:
+        totals[game.match_id, game.number].append(game.bulls)
+    if not totals:
+        return None
+    when = order(matches)
+
+    def key(item):
+        (match_id, number), bulls = item
+        return (sum(bulls) / len(bulls), when[match_id], number)
+
+    (match_id, number), bulls = min(totals.items(), key=key)
+    return Clean(match_id, number, len(bulls) if table else 1, sum(bulls))
+
+
+def worst_round(games: Sequence[GameIn], matches: Sequence[MatchIn]) -> Rounded | None:
+    """The most bulls taken in one round, the earliest such round."""
+    when = order(matches)
+    rounds = [
+        (-game.worst_round, when[game.match_id], game.number, game.worst_round_number, game)
+        for game in games
+        if game.worst_round
+    ]
+    if not rounds:
+        return None
+    *_, game = min(rounds, key=lambda item: item[:4])
+    return Rounded(
+        game.player_id, game.worst_round, game.match_id, game.number, game.worst_round_number
+    )
+
+
+def fives_of(games: Sequence[GameIn]) -> Counter:
+    """55s caught per player (players who caught one)."""
+    fives: Counter = Counter()
+    for game in games:
+        if game.fives:
+            fives[game.player_id] += game.fives
+    return fives
+
+
+def nemeses(rows: Iterable[tuple[int, int, int]]) -> dict[int, tuple[list[int], int]]:
+    """Each player's nemesis over the year: the rivals with the most takes (ties share)."""
+    takes: dict[int, Counter] = defaultdict(Counter)
+    for player, rival, count in rows:
+        takes[player][rival] += count
+    found = {}
+    for player in sorted(takes):
+        top = max(takes[player].values())
+        found[player] = (sorted(r for r, count in takes[player].items() if count == top), top)
+    return found
+
+
+def costliest(costs: Mapping[tuple[int, int], int]) -> tuple[int, int] | None:
+    """The card that took the most bulls (summed over who played it), the lower on a tie."""
+    cards: Counter = Counter()
+    for (_player, card), bulls in costs.items():
+        cards[card] += bulls
+    if not cards:
+        return None
+    return min(cards.items(), key=lambda item: (-item[1], item[0]))
+
+
+def by_month(series: Sequence[tuple[int | None, Sequence[int]]]) -> Bars:
+    """Stacked bars by month from each series' list of months (one entry per count)."""
+    counted = []
+    for key, months in series:
+        values = [0] * MONTHS
+        for month in months:
+            values[month - 1] += 1
+        counted.append((key, values))
+    top = max((sum(column) for column in zip(*(v for _k, v in counted), strict=True)), default=0)
+    return Bars(counted, top)
+
+
+def wins_by_month(matches: Sequence[MatchIn], player_id: int | None) -> Bars:
+    """Finished matches won by month, a series per winner (shared wins count for each)."""
+    months: dict[int, list[int]] = defaultdict(list)
+    for match in matches:
+        if match.finished:
+            for winner in match.winners:
+                if player_id is None or winner == player_id:
+                    months[winner].append(match.played_at.month)
+    return by_month([(player, months[player]) for player in sorted(months)])
