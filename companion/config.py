@@ -56,6 +56,10 @@ def configure(app: Flask, test_config: dict | None) -> None:
         # Where the household plays, as a finished match's BG Stats play names it
         # (COMPANION_LOCATION; companion.play.bgstats).
         LOCATION="Home",
+        # The household's timezone, for every time a page, a CSV or a BG Stats play shows
+        # (COMPANION_TIMEZONE, e.g. Europe/Berlin); unset: the machine's own
+        # (companion.web.i18n.household_timezone). Times are stored in UTC.
+        TIMEZONE=None,
     )
     app.config.from_prefixed_env("COMPANION")
     app.config.pop("DATABASE_URL", None)

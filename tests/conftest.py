@@ -126,7 +126,7 @@ def database_url(database: Path, empty: bool = False) -> str:
 
 
 def testing_config(database: Path, **overrides) -> dict:
-    """A config for tests: its own database, a fixed secret, CSRF off unless asked.
+    """A config for tests: its own database, a fixed secret, UTC, CSRF off unless asked.
 
     The database is the SQLite file ``database``, or on PostgreSQL a database of the
     test's own that stands for it (tests/postgresql.py).
@@ -136,6 +136,7 @@ def testing_config(database: Path, **overrides) -> dict:
         "SQLALCHEMY_DATABASE_URI": database_url(database),
         "SECRET_KEY": "test-secret-key",
         "WTF_CSRF_ENABLED": False,
+        "TIMEZONE": "UTC",  # the times the tests expect, whatever the machine's zone
         **overrides,
     }
 

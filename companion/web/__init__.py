@@ -17,7 +17,11 @@ compress = Compress()
 def init_app(app: Flask) -> None:
     """Attach everything the web layer does for every request."""
     guard.init_app(app)
-    babel.init_app(app, locale_selector=i18n.select_locale)
+    babel.init_app(
+        app,
+        locale_selector=i18n.select_locale,
+        default_timezone=i18n.household_timezone(app.config.get("TIMEZONE")),
+    )
     i18n.install_template_gettext(app)
     # Globals, not context-processor values: imported macros (cards, rows) need them.
     app.jinja_env.globals.update(present.TEMPLATE_GLOBALS)

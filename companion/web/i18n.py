@@ -2,6 +2,8 @@
 
 from urllib.parse import urlsplit
 
+import pytz
+import tzlocal
 from flask import Blueprint, abort, g, has_request_context, redirect, request, url_for
 from flask_babel import get_translations
 
@@ -12,6 +14,23 @@ LANGUAGES = {"en": "English", "de": "Deutsch", "fr": "Français"}
 DEFAULT_LANGUAGE = "en"
 LANG_COOKIE = "lang"
 ONE_YEAR = 365 * 24 * 60 * 60
+
+
+def household_timezone(configured: str | None) -> str:
+    """The timezone the household's times are shown in: the TIMEZONE setting, else the
+    machine's own (a Raspberry Pi is set to the household's), else UTC.
+
+    tzlocal reads the machine's zone by name on Linux, macOS and Windows alike. A name
+    that is no timezone stops the start with a message, not every page with a 500.
+    """
+    name = configured or tzlocal.get_localzone_name() or "UTC"
+    try:
+        pytz.timezone(name)
+    except pytz.UnknownTimeZoneError:
+        raise ValueError(
+            f"COMPANION_TIMEZONE={name!r} is not a timezone: use a name such as Europe/Berlin"
+        ) from None
+    return name
 
 
 def select_locale() -> str:

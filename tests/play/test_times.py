@@ -5,8 +5,12 @@ import csv
 import io
 
 import pytest
-from test_bgstats import play_with_a_tie
+from conftest import make_app
+from flask_babel import get_timezone
+from test_bgstats import LINK, decoded, play_with_a_tie
 from timings import set_times
+
+from companion.web import i18n
 
 
 @pytest.fixture
@@ -55,3 +59,30 @@ def test_the_time_in_german_and_french(client, timed):
     assert "45\u00a0min gespielt" in german
     french = client.get(f"/matches/{timed}", headers={"Accept-Language": "fr"}).text
     assert "45\u00a0min de jeu" in french
+
+
+@pytest.mark.app_config(TIMEZONE="Europe/Berlin")
+def test_the_times_are_the_households_own(client, app):
+    """COMPANION_TIMEZONE: 19:30 UTC in March is 20:30 in Berlin, on the pages, in the CSV
+    and in the BG Stats play; the machine-readable moment stays in UTC."""
+    _ids, match_id = play_with_a_tie(client, 4, seed=5)
+    set_times(app, match_id)
+    html = client.get(f"/matches/{match_id}/scoreboard").text
+    assert '<time datetime="2026-03-14T19:30Z">Mar 14, 2026, 8:30\u202fPM</time>' in html
+    (link,) = set(LINK.findall(html))
+    assert decoded(link)["playDate"] == "2026-03-14 20:30:00"
+    text = client.get(f"/matches/{match_id}/export.csv").data.decode().lstrip("\ufeff")
+    assert list(csv.reader(io.StringIO(text)))[1][-2:] == ["2026-03-14 20:30", "38"]
+
+
+def test_without_a_setting_the_machines_own_timezone_counts(monkeypatch, tmp_path):
+    """A Raspberry Pi set to the household's zone needs no setting."""
+    monkeypatch.setattr(i18n.tzlocal, "get_localzone_name", lambda: "Europe/Paris")
+    app = make_app(tmp_path / "companion.sqlite", TIMEZONE=None)
+    with app.test_request_context():
+        assert str(get_timezone()) == "Europe/Paris"
+
+
+def test_a_name_that_is_no_timezone_stops_the_start_with_a_message(tmp_path):
+    with pytest.raises(ValueError, match="COMPANION_TIMEZONE='Mars/Olympus' is not a timezone"):
+        make_app(tmp_path / "companion.sqlite", TIMEZONE="Mars/Olympus")
