@@ -1,7 +1,9 @@
 """The year at our table on a 390x844 phone and a 1920x1080 TV, in three languages: the
-headline figures are on the first screen, and screenshots are kept to be looked at."""
+headline figures are on the first screen, and screenshots are kept to be looked at; on
+paper it takes one or two A4 pages."""
 
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -56,5 +58,23 @@ def test_the_headline_figures_are_on_the_first_screen(browser, household_server,
             assert box["y"] + box["height"] <= height and box["x"] + box["width"] <= width
         scroll_width = page.evaluate("document.documentElement.scrollWidth")
         assert scroll_width <= width
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_review_prints_on_one_or_two_a4_pages(browser, household_server, lang):
+    """Chromium's print to PDF (A4, the print styles) of the household's year."""
+    headers = {"extra_http_headers": {"Accept-Language": lang}, "locale": lang}
+    context = new_phone_context(browser, **headers)
+    try:
+        page = context.new_page()
+        page.goto(f"{household_server}/review/{YEAR}")
+        pdf = page.pdf(format="A4", print_background=False)
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            (Path(SHOTS) / f"review-a4-{lang}.pdf").write_bytes(pdf)
+        pages = len(re.findall(rb"/Type\s*/Page(?!s)", pdf))
+        assert 1 <= pages <= 2, pages
     finally:
         context.close()
