@@ -22,8 +22,9 @@ player's phone, and games follow one another. A round every 30 s is a brisk tabl
 to loopback only and stops after --seconds; the figures count the requests answered
 until then.
 
-With streams, a writing phone then opens the match page, as a browser follows the
-303; the page's version tells which change event carries the write. For every write
+With streams, a writing phone then opens the match page, as htmx follows the 303 (its
+HX-Request kept: the #match block); the page's version tells which change event
+carries the write. For every write
 (a game start, a card, a row choice) it prints the time from the write's request start
 to each OTHER phone of the table receiving that event. ``--idle-streams 2000`` also
 holds that many streams of phones that joined matches of their own and only watch.
@@ -83,6 +84,7 @@ from companion import rules
 
 POLL = re.compile(r'since=(\d+)&amp;table=(\d+)&amp;form=([^&"]*)')
 WRITES = ("start", "card", "choice")
+HX_REQUEST = {"HX-Request": "true"}
 CUTS = (0.5, 0.95, 0.99)  # the percentiles printed
 UNSEEN_GRACE = 5.0  # seconds: a write older than this at the end must have reached every phone
 
@@ -209,9 +211,7 @@ class Phone(FastHttpUser):
         """Ask /live what changed since the version this phone shows, as htmx does."""
         shows = {"since": self.since, "table": self.table_version, "form": self.form_key}
         query = urllib.parse.urlencode({**shows, "view": "match"})
-        page = self.expect(
-            "poll", "GET", f"{self.match}/live?{query}", (200, 204), {"HX-Request": "true"}
-        )
+        page = self.expect("poll", "GET", f"{self.match}/live?{query}", (200, 204), HX_REQUEST)
         if page and (found := POLL.search(page)):
             self.since, self.table_version = found.group(1), found.group(2)
             self.form_key = urllib.parse.unquote(found.group(3))
@@ -227,7 +227,9 @@ class Phone(FastHttpUser):
         data = {**form, "csrf_token": self.csrf}
         if not self.expect(kind, "POST", self.match + path, 303, data=data) or not self.push:
             return
-        page = self.expect("page after write", "GET", self.match, 200)
+        # As htmx follows it: the form's hx-post keeps HX-Request on the redirect, so the
+        # server renders the #match block alone (it holds the poller and its version).
+        page = self.expect("page after write", "GET", self.match, 200, HX_REQUEST)
         if kind in WRITES and (found := POLL.search(page)):
             self.table.writes.append(Write(started, self, int(found.group(1))))
 
