@@ -14,11 +14,7 @@ import sqlite3
 import threading
 import time
 
-try:
-    import fcntl
-except ImportError:  # Windows: one server process, the thread lock is enough
-    fcntl = None
-
+from filelock import FileLock, Timeout
 from flask import Flask, current_app
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -132,53 +128,45 @@ class WriterLock:
 
     Threads of a process queue on a thread lock, woken the moment the writer before is
     done; the server's worker processes then on a file lock beside the database
-    (``flock``, which the kernel releases if a process dies). ``flock`` has no timeout,
-    so a process tries it without blocking every FLOCK_POLL seconds: the lock is
-    held for milliseconds, and the deadline is kept. Without ``fcntl`` (Windows) there
-    is one process, and the thread lock.
+    (``filelock``'s ``flock``, which the kernel releases if a process dies), tried again
+    every FLOCK_POLL seconds until the deadline: the lock is held for milliseconds.
     """
 
     def __init__(self, path: str | None):
         self.threads = threading.Lock()
-        self.path = f"{path}.writer" if fcntl and path and path != ":memory:" else None
-        self.file: int | None = None
+        # Not thread-local: the thread lock already lets one thread at a time in.
+        self.file = (
+            FileLock(f"{path}.writer", mode=0o600, thread_local=False)
+            if path and path != ":memory:"
+            else None
+        )
 
     def acquire(self, timeout: float) -> bool:
         """Wait for the turn to write; False after ``timeout`` seconds in all.
 
-        The file is opened for each write and closed after it: a test run opens
-        hundreds of databases, and an idle process keeps no descriptor.
+        The file is opened for each write and closed after it (filelock closes it on
+        release): a test run opens hundreds of databases, and an idle process keeps no
+        descriptor.
         """
         deadline = time.monotonic() + timeout
         if not self.threads.acquire(timeout=timeout):
             return False
-        if self.path:
+        if self.file is not None:
             try:
-                self.file = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-                if not self._flock(deadline):
-                    self.release()
-                    return False
+                left = max(0.0, deadline - time.monotonic())
+                self.file.acquire(timeout=left, poll_interval=FLOCK_POLL)
+            except Timeout:
+                self.threads.release()
+                return False
             except OSError:
-                self.release()
+                self.threads.release()
                 raise
         return True
 
-    def _flock(self, deadline: float) -> bool:
-        """Take the file lock, trying again until ``deadline``."""
-        while True:
-            try:
-                fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(FLOCK_POLL)
-
     def release(self) -> None:
         """Let the next writer in (closing the file releases its lock)."""
-        if self.file is not None:
-            os.close(self.file)
-            self.file = None
+        if self.file is not None and self.file.is_locked:
+            self.file.release()
         self.threads.release()
 
 

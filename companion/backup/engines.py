@@ -25,12 +25,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from filelock import FileLock, Timeout
 from sqlalchemy import Connection, Table, func, select
-
-try:
-    import fcntl
-except ImportError:  # Windows: one server process, the thread lock is enough
-    fcntl = None
 
 from companion.db import DatabaseBusy, lock_timeout
 from companion.sqlite import writer_lock
@@ -178,16 +174,16 @@ def seconds_since_last_write(connection: Connection) -> float:
 def only_import(connection: Connection) -> Iterator[None]:
     """Hold the import lock of every server process (and server) for this database."""
     path = sqlite_file(connection)
-    if path is not None and fcntl is not None:
-        descriptor = os.open(f"{path}.import", os.O_RDWR | os.O_CREAT, 0o600)
+    if path is not None:
+        lock = FileLock(f"{path}.import", mode=0o600, thread_local=False)
         try:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise AnotherImport from None
+            lock.acquire(blocking=False)
+        except Timeout:
+            raise AnotherImport from None
+        try:
             yield
         finally:
-            os.close(descriptor)  # closing releases the lock
+            lock.release()
         return
     if is_postgresql(connection):
         locked = connection.scalar(select(func.pg_try_advisory_lock(IMPORT_LOCK_KEY)))

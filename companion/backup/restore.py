@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 import click
+from filelock import FileLock, Timeout
 from flask import current_app
 from flask.cli import with_appcontext
 
@@ -143,26 +144,31 @@ def replace(database: Path, file: Path) -> Path:
 @contextlib.contextmanager
 def serving_lock(database: Path):
     """Yield True when no server process runs on ``database`` (and none can start)."""
-    if fcntl is None:
+    if fcntl is None:  # no server process holds a shared lock (below) to be found
         yield True
         return
-    descriptor = os.open(f"{database}.serving", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = FileLock(f"{database}.serving", mode=0o600, thread_local=False)
     try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
+        lock.acquire(blocking=False)  # refused while a server process holds it shared
+    except Timeout:
+        yield False
+        return
+    try:
         yield True
     finally:
-        os.close(descriptor)
+        lock.release()
 
 
 _serving: list[int] = []
 
 
 def hold_serving_lock(database: Path | None) -> None:
-    """In a server process: say "I am running" to ``restore`` until the process ends."""
+    """In a server process: say "I am running" to ``restore`` until the process ends.
+
+    A shared ``flock`` by hand: every worker holds it at once, and ``serving_lock``'s
+    exclusive try (filelock's, the same ``flock``) fails while any does. filelock has
+    no shared lock of that kind (its ReadWriteLock is an SQLite database of its own).
+    """
     if fcntl is None or database is None or _serving:
         return
     descriptor = os.open(f"{database}.serving", os.O_RDWR | os.O_CREAT, 0o600)
