@@ -33,6 +33,7 @@ from flask_babel import format_decimal
 
 from companion.db import db
 from companion.private import private_file, private_folder
+from companion.store import sqlite_file_of
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +63,8 @@ def database_file(app: Flask) -> Path | None:
     """The app's SQLite database file, or None (another database, or one in memory)."""
     with app.app_context():
         url = db.engine.url
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    return Path(url.database)
+    path = sqlite_file_of(url)
+    return None if path is None else Path(path)
 
 
 def copy_target(app: Flask) -> Path | None:

@@ -32,6 +32,7 @@ from sqlalchemy.pool import NullPool
 
 from companion.db import DatabaseBusy, DatabaseUnavailable
 from companion.private import FOLDER_MODE, private_database
+from companion.store import postgresql_uri, sqlite_connect_args, sqlite_uri
 from companion.web.i18n import safe_next_url
 
 BUSY, READ_ONLY, FULL, UNAVAILABLE = "busy", "read-only", "full", "unavailable"
@@ -169,7 +170,7 @@ def send_again() -> dict:
 
 def on_sqlite(app: Flask) -> bool:
     """True when the app's database is SQLite's (a file, or in memory)."""
-    return make_url(app.config["SQLALCHEMY_DATABASE_URI"]).get_backend_name() == "sqlite"
+    return sqlite_uri(app.config["SQLALCHEMY_DATABASE_URI"])
 
 
 def check_storage(app: Flask) -> None:
@@ -180,12 +181,12 @@ def check_storage(app: Flask) -> None:
     found as SQLite will meet it, whoever the user is (root included).
     """
     url = make_url(app.config["SQLALCHEMY_DATABASE_URI"])
-    if url.get_backend_name() != "sqlite":
+    if not sqlite_uri(url):
         check_server(url)
         return
     if url.database in (None, "", ":memory:"):
         return
-    args, options = url.get_dialect()().create_connect_args(url)
+    args, options = sqlite_connect_args(url)
     path = args[0].removeprefix("file:").split("?", 1)[0]  # a file: URI names it too
     folder = Path(path).parent
     ensure_folder(folder, "the database", OTHER_DATABASE)
@@ -211,7 +212,7 @@ SERVER_WAIT = 10  # seconds the start waits for a database server to answer
 def check_server(url: URL) -> None:
     """Raise StorageError unless the database server at ``url`` takes a connection."""
     shown = url.render_as_string(hide_password=True)
-    options = {"connect_timeout": SERVER_WAIT} if url.get_backend_name() == "postgresql" else {}
+    options = {"connect_timeout": SERVER_WAIT} if postgresql_uri(url) else {}
     try:
         engine = create_engine(url, poolclass=NullPool, connect_args=options)
     except ImportError as error:  # psycopg is an optional dependency
