@@ -41,12 +41,12 @@ from companion.state import MatchState, current_state, game_state, sync_results
 
 # What the features above ask of the database's own code (companion.storage), which only
 # the store and the start-up import: the live streams' feed, the import's steps on each
-# database, the writer lock and restore's lock, which database it is, and the trial app's
-# hooks (companion.backup.trial).
+# database, the writer lock and restore's lock, which database it is, the checks at
+# start (web.faults.check_storage) and the trial app's hooks (companion.backup.trial).
 from companion.storage import init_app as init_storage  # noqa: F401
 from companion.storage import (  # noqa: F401
     is_postgresql,
-    postgresql_uri,
+    server_connection,
     sqlite_connect_args,
     sqlite_file_of,
     sqlite_uri,
@@ -64,7 +64,11 @@ from companion.storage.imports import (  # noqa: F401
     sqlite_temp_on_disk,
     turn_to_write,
 )
-from companion.storage.sqlite import serving_lock, writer_lock  # noqa: F401
+from companion.storage.sqlite import (  # noqa: F401
+    serving_lock,
+    sqlite_write_undone,
+    writer_lock,
+)
 
 # Sent (with the app and match_id) once a change has ended a match: the automatic
 # backup copies the database (companion.backup.copies).

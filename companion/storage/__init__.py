@@ -13,8 +13,9 @@ from collections.abc import Callable
 from contextlib import nullcontext
 
 from flask import Flask
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.pool import NullPool
 
 from companion.db import db
 from companion.storage import postgresql, sqlite
@@ -35,9 +36,21 @@ def sqlite_uri(uri: str | URL) -> bool:
     return make_url(uri).get_backend_name() == "sqlite"
 
 
-def postgresql_uri(uri: str | URL) -> bool:
-    """True when a database URI names a PostgreSQL server."""
-    return make_url(uri).get_backend_name() == "postgresql"
+def server_connection(uri: str | URL, wait: float) -> Callable[[], None]:
+    """The start's check of a database server: a function that connects once and lets
+    go, waiting ``wait`` seconds at most on PostgreSQL. Raises ImportError at once when
+    the driver is missing; the function raises the driver's error (DBAPIError)."""
+    url = make_url(uri)
+    options = {"connect_timeout": wait} if url.get_backend_name() == "postgresql" else {}
+    engine = create_engine(url, poolclass=NullPool, connect_args=options)
+
+    def connect() -> None:
+        try:
+            engine.connect().close()
+        finally:
+            engine.dispose()
+
+    return connect
 
 
 def sqlite_connect_args(uri: str | URL) -> tuple[list, dict]:

@@ -254,6 +254,22 @@ def checkpoint(engine) -> None:
 os.register_at_fork(after_in_child=_forget_writer_locks)
 
 
+def sqlite_write_undone(args, options: dict) -> None:
+    """The start's check: a write, rolled back, without waiting (raises sqlite3.Error).
+
+    SQLite itself is asked, so a read-only file, folder or file system, or a full disk,
+    is found as SQLite will meet it, whoever the user is (root included).
+    """
+    connection = sqlite3.connect(*args, **{**options, "timeout": 0}, isolation_level=None)
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        connection.execute(f"PRAGMA user_version = {int(version)}")  # a write, undone
+        connection.execute("ROLLBACK")
+    finally:
+        connection.close()
+
+
 SQLITE_EVERY = 0.02  # seconds between the watcher's data_version checks (a few µs each)
 
 
