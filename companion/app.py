@@ -6,7 +6,7 @@ feature's blueprint. Nothing in the package imports it; the launcher
 
 from flask import Flask
 
-from companion import backup, household, play, resolver, sqlite, web
+from companion import backup, household, play, resolver, storage, web
 from companion.commands import register_commands
 from companion.config import PROJECT_ROOT, configure
 from companion.db import csrf, db, migrate
@@ -29,7 +29,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     check_storage(app)  # a read-only or missing database stops here, in one line
 
     db.init_app(app)
-    sqlite.init_app(app)  # SQLite's pragmas, writer lock and WAL; nothing elsewhere
+    storage.init_app(app)  # the database's own hooks: SQLite's pragmas, writer lock, WAL
     # Batch mode: SQLite cannot ALTER most things, Alembic copies the table instead.
     migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)

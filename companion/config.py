@@ -6,9 +6,9 @@ import secrets
 from pathlib import Path
 
 from flask import Flask
-from sqlalchemy.engine import make_url
 
 from companion.private import FILE_MODE, FOLDER_MODE, tighten
+from companion.storage import sqlite_uri
 from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.web.htmx import (
     HTMX_INTEGRITY,
@@ -68,7 +68,7 @@ def configure(app: Flask, test_config: dict | None) -> None:
             app.config[key] = os.environ[env_name]
     if test_config is not None:
         app.config.from_mapping(test_config)
-    if make_url(app.config["SQLALCHEMY_DATABASE_URI"]).get_backend_name() != "sqlite":
+    if not sqlite_uri(app.config["SQLALCHEMY_DATABASE_URI"]):
         # A database server may restart (or drop idle connections): a pooled connection
         # is tried before use, so no phone gets the 503 of a connection that died idle.
         options = app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})

@@ -1,8 +1,9 @@
 """Flask extensions, created unbound and attached to the app in create_app(), the model
 base class, and what every database shares: the write option and its two faults.
 
-Nothing here is SQLite's: its pragmas, writer lock and checkpoints are
-``companion.sqlite``; a write transaction is asked for by ``companion.store.writing``.
+Nothing here is one database's: SQLite's pragmas, writer lock and checkpoints, and
+PostgreSQL's locks, are ``companion.storage``; a write transaction is asked for by
+``companion.store.writing``.
 """
 
 from flask_babel import Babel
@@ -36,13 +37,6 @@ babel = Babel()
 
 WRITE = "companion_write"  # execution option: this transaction writes (companion.store)
 WRITE_WAIT = 3.0  # seconds a phone's write waits for the database before a 503 (WRITE_WAIT)
-
-
-def lock_timeout(wait: float, local: bool = True) -> str:
-    """PostgreSQL's statement that waits ``wait`` seconds at most for a lock, for the
-    transaction (``local``) or the connection: past it, the database's error is BUSY."""
-    scope = "SET LOCAL" if local else "SET"
-    return f"{scope} lock_timeout = '{round(wait * 1000)}ms'"
 
 
 class DatabaseBusy(Exception):

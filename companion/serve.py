@@ -25,15 +25,14 @@ from contextlib import contextmanager
 
 import waitress
 from flask_migrate import upgrade
-from sqlalchemy import func, select
+from sqlalchemy import select
 
+from companion import storage
 from companion.app import create_app
 from companion.backup.copies import copy_daily_in_background, database_file
-from companion.backup.restore import hold_serving_lock
 from companion.db import db
 from companion.derived import PlayerMatchStat
 from companion.models import Seat
-from companion.sqlite import checkpoint_in_background
 from companion.store import rebuild_matches
 from companion.web.faults import StorageError
 from companion.web.network import phone_url, print_qr
@@ -103,24 +102,12 @@ def fill_statistics() -> None:
         rebuild_matches(echo=lambda line: None)
 
 
-MIGRATING = 61041002  # PostgreSQL advisory lock key (the import's is 61041000)
-
-
 @contextmanager
 def one_server_at_a_time() -> Iterator[None]:
     """Servers starting together on one PostgreSQL migrate one after the other: the
-    next finds the tables there. (SQLite serves one machine, started once.)"""
-    if db.engine.dialect.name != "postgresql":
+    next finds the tables there (``storage.migrating_alone``)."""
+    with storage.migrating_alone(db.engine):
         yield
-        return
-    with db.engine.connect() as connection:
-        connection.execute(select(func.pg_advisory_lock(MIGRATING)))
-        connection.commit()
-        try:
-            yield
-        finally:
-            connection.execute(select(func.pg_advisory_unlock(MIGRATING)))
-            connection.commit()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -285,8 +272,9 @@ def start_worker(worker) -> None:
 
 def start_serving(app) -> None:
     """What each serving process runs beside its requests (gunicorn worker or waitress)."""
-    checkpoint_in_background(app)
-    hold_serving_lock(database_file(app))  # `flask restore` waits for the server to stop
+    storage.checkpoint_in_background(app)
+    # `flask restore` waits for the server to stop
+    storage.sqlite.hold_serving_lock(database_file(app))
     copy_daily_in_background(app)  # instance/backups/ (companion.backup.copies)
     freeze_startup_objects()
 

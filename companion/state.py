@@ -27,6 +27,7 @@ from companion.models import (
     RowChoice,
     Score,
 )
+from companion.storage.changes import MATCH_STAMP  # a match's stamp, read once
 
 
 @dataclass
@@ -279,10 +280,6 @@ def stored_rounds(game_id: int) -> list[tuple[list[tuple[int, int]], dict[int, i
 
 # The replay's inputs, read as plain rows: statements built once (SQLAlchemy then skips
 # building and keying them for every read) and run on the session's connection.
-# A match's stamp: its versions and link tokens (live polls read it before Flask, too).
-MATCH_STAMP = select(
-    Match.version, Match.table_version, Match.player_token, Match.watch_token
-).where(Match.id == bindparam("match_id"))
 RESULTS = (
     select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
     .join(Game)

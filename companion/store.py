@@ -16,7 +16,7 @@ may finish or reopen a game refreshes the derived results and statistics in the 
 transaction; one that ends a match sends ``match_finished`` once it is stored.
 
 A write transaction is always asked for explicitly, with ``writing``: on SQLite it
-begins with BEGIN IMMEDIATE after the writer lock (``companion.sqlite``); on other
+begins with BEGIN IMMEDIATE after the writer lock (``companion.storage.sqlite``); on other
 databases the matches it names are locked with SELECT ... FOR UPDATE (a match write
 locks its row with its first statement, the version's UPDATE), so writes to one match
 queue while other tables play on. Everything else reads in plain transactions.
@@ -30,13 +30,45 @@ from dataclasses import dataclass, field
 
 from blinker import Namespace
 from flask import current_app
-from sqlalchemy import bindparam, delete, select, text, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from companion.db import WRITE, WRITE_WAIT, db, lock_timeout
+from companion import storage
+from companion.db import WRITE, WRITE_WAIT, db
 from companion.derived import PlayerMatchStat, Rebuilt, delete_rows, rebuild, refresh_match
 from companion.models import Game, Match, PendingCard
 from companion.state import MatchState, current_state, game_state, sync_results
+
+# What the features above ask of the database's own code (companion.storage), which only
+# the store and the start-up import: the live streams' feed, the import's steps on each
+# database, the writer lock and restore's lock, which database it is, the checks at
+# start (web.faults.check_storage) and the trial app's hooks (companion.backup.trial).
+from companion.storage import init_app as init_storage  # noqa: F401
+from companion.storage import (  # noqa: F401
+    is_postgresql,
+    server_connection,
+    sqlite_connect_args,
+    sqlite_file_of,
+    sqlite_uri,
+)
+from companion.storage.changes import feed_of  # noqa: F401
+from companion.storage.imports import (  # noqa: F401
+    AnotherImport,
+    copy_holds_up_writers,
+    date_converter,
+    insert_plain_rows,
+    only_import,
+    postgresql_copy,
+    postgresql_reserve_ids,
+    seconds_since_last_write,
+    sqlite_temp_on_disk,
+    turn_to_write,
+)
+from companion.storage.sqlite import (  # noqa: F401
+    serving_lock,
+    sqlite_write_undone,
+    writer_lock,
+)
 
 # Sent (with the app and match_id) once a change has ended a match: the automatic
 # backup copies the database (companion.backup.copies).
@@ -174,30 +206,15 @@ def writing(*match_ids: int, every_match: bool = False) -> Iterator[None]:
     """One write transaction, asked for explicitly: committed when the block ends,
     rolled back if it raises. Whatever the session read before ends first."""
     db.session.rollback()
-    connection = db.session.connection(execution_options={WRITE: True})
+    db.session.connection(execution_options={WRITE: True})
     try:
-        if connection.dialect.name == "postgresql":
-            lock_rows(match_ids, every_match)
+        wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
+        storage.lock_rows(db.session, match_ids, every_match, wait)
         yield
         db.session.commit()
     except BaseException:
         db.session.rollback()
         raise
-
-
-def lock_rows(match_ids, every_match: bool) -> None:
-    """Queue this write behind the others of the same matches (PostgreSQL), for at most
-    WRITE_WAIT seconds: past it, the database's error becomes a 503 (web.faults).
-
-    SQLite has one writer at a time: there the writer lock holds every match.
-    """
-    wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
-    db.session.execute(text(lock_timeout(wait)))
-    if match_ids or every_match:
-        query = select(Match.id).order_by(Match.id).with_for_update()
-        if not every_match:
-            query = query.where(Match.id.in_(match_ids))
-        db.session.execute(query)
 
 
 def raise_version(match_id: int, version: int, hidden: bool) -> bool:

@@ -40,7 +40,7 @@ from companion.derived.timing import match_times
 from companion.models import Match, Player, utcnow
 from companion.rules import N_
 from companion.state import get_match, match_state
-from companion.store import match_finished
+from companion.store import is_postgresql, match_finished
 from companion.web.access import grant
 from companion.web.headers import no_store
 from companion.web.htmx import render
@@ -71,7 +71,7 @@ def backup_page(errors: dict[str, str], report: dict | None = None):
         failure=last_failure(folder) if folder else None,
         folder=folder,
         automatic=copy_target(current_app) is not None,
-        postgresql=db.engine.dialect.name == "postgresql",
+        postgresql=is_postgresql(db.engine),
     )
 
 

@@ -7,7 +7,7 @@ phones go on reading and writing. Copies live in ``backups/`` beside the databas
 ``WEEKLY`` weekly copies are kept. Each is written under a temporary name, checked
 with ``PRAGMA integrity_check``, flushed to disk (fsync) and only then renamed into
 place, so a power cut or a failed check leaves the previous copies as they were. The
-server's worker processes take turns on a file lock in the folder (``flock``): one of
+server's worker processes take turns on a file lock in the folder (``filelock``): one of
 them makes the day's copy, and two copies are never written at once.
 
 Nothing is automatic for a database that is not an SQLite file (``copy_target``).
@@ -27,16 +27,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
+from filelock import FileLock, Timeout
 from flask import Flask
 from flask_babel import format_decimal
 
-try:
-    import fcntl
-except ImportError:  # Windows: one server process, the thread lock is enough
-    fcntl = None
-
 from companion.db import db
 from companion.private import private_file, private_folder
+from companion.store import sqlite_file_of
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +63,8 @@ def database_file(app: Flask) -> Path | None:
     """The app's SQLite database file, or None (another database, or one in memory)."""
     with app.app_context():
         url = db.engine.url
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    return Path(url.database)
+    path = sqlite_file_of(url)
+    return None if path is None else Path(path)
 
 
 def copy_target(app: Flask) -> Path | None:
@@ -213,19 +209,18 @@ def folder_lock(folder: Path, wait: bool) -> Iterator[bool]:
     if not _turns.acquire(blocking=wait):
         yield False
         return
-    descriptor = None
+    lock = FileLock(folder / ".lock", mode=0o600, thread_local=False)
     try:
-        if fcntl:
-            descriptor = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                yield False
-                return
-        yield True
+        try:
+            lock.acquire(blocking=wait)
+        except Timeout:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
     finally:
-        if descriptor is not None:
-            os.close(descriptor)
         _turns.release()
 
 

@@ -6,7 +6,8 @@ with the same seats (``document.match_identity``).
 
 A history of thousands of matches is about a million rows. Three steps keep the phones
 at the table going while it comes in, on a connection of the import's own, in plain
-SQLAlchemy Core (``engines`` holds the little that differs between databases):
+SQLAlchemy Core (``companion.storage.imports`` holds the little that differs between
+databases, which the import reaches through ``companion.store``):
 
 1. *plan*: which matches are here already (a read; no lock);
 2. *stage*: the file's matches are checked one by one as they are read (``check``),
@@ -34,7 +35,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from itertools import groupby
 from operator import itemgetter
 
@@ -42,7 +42,6 @@ from flask import current_app
 from sqlalchemy import (
     Column,
     Connection,
-    DateTime,
     Integer,
     MetaData,
     Table,
@@ -53,8 +52,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from companion import derived
-from companion.backup import engines
+from companion import derived, store
 from companion.backup.check import Backup, open_backup
 from companion.backup.document import identity_digest
 from companion.backup.fields import BackupError, paused_gc
@@ -204,8 +202,8 @@ class Import:
         """Check the file's matches and stage the rows of the new ones, a batch at a time;
         the staged ids of unfinished matches."""
         connection, tables, report = self.connection, self.stage_tables, self.report
-        stamp = date_converter(connection)
-        engines.sqlite_temp_on_disk(connection)
+        stamp = store.date_converter(connection)
+        store.sqlite_temp_on_disk(connection)
         # One transaction of the temporary tables only: the phones' tables stay unlocked.
         with connection.begin():
             for table in tables.values():
@@ -231,8 +229,8 @@ class Import:
         started = time.monotonic()
         try:
             counts = {model.__table__: self.counts[kind] for model, kind in OWN_IDS.items()}
-            reserved = engines.postgresql_reserve_ids(connection, counts, wait)
-            with engines.turn_to_write(connection, wait):
+            reserved = store.postgresql_reserve_ids(connection, counts, wait)
+            with store.turn_to_write(connection, wait):
                 with connection.begin():
                     added, statement = add_players(tables)
                     self.report.players_added = connection.scalar(added)
@@ -296,12 +294,6 @@ def staging_tables(connection: Connection) -> dict:
     return tables
 
 
-def date_converter(connection: Connection) -> Callable[[datetime], object]:
-    """A time as this database's driver takes it (SQLite: SQLAlchemy's text form)."""
-    convert = DateTime().dialect_impl(connection.dialect).bind_processor(connection.dialect)
-    return convert or (lambda moment: moment)
-
-
 def insert_rows(connection: Connection, table: Table, rows: list[tuple]) -> None:
     """Insert plain tuples, in the table's column order, with the driver's executemany.
 
@@ -309,13 +301,9 @@ def insert_rows(connection: Connection, table: Table, rows: list[tuple]) -> None
     driver as they are. SQLAlchemy's own executemany handles each row in Python: eight
     times as long for the 600,000 plays of 5,000 matches (4.9 s against 0.6 s).
     """
-    if not rows or engines.postgresql_copy(connection, table, rows):
+    if not rows or store.postgresql_copy(connection, table, rows):
         return
-    statement = insert(table).compile(dialect=connection.dialect)
-    if not connection.dialect.positional:  # named parameters (PostgreSQL's drivers)
-        keys = [column.key for column in table.c]
-        rows = [dict(zip(keys, row, strict=True)) for row in rows]
-    connection.exec_driver_sql(statement.string, rows)
+    store.insert_plain_rows(connection, table, rows)
 
 
 def add_players(tables: dict):
@@ -370,9 +358,9 @@ def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | No
     """
     budget = current_app.config.get("IMPORT_LOCK_BUDGET", LOCK_BUDGET)
     quiet = current_app.config.get("IMPORT_QUIET", QUIET)
-    if seconds <= budget or not engines.copy_holds_up_writers(connection):
+    if seconds <= budget or not store.copy_holds_up_writers(connection):
         return
-    if engines.seconds_since_last_write(connection) >= quiet:
+    if store.seconds_since_last_write(connection) >= quiet:
         return
     if waiting is None:
         raise BackupError(
@@ -384,5 +372,5 @@ def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | No
             seconds=max(1, round(seconds)),
         )
     waiting(seconds)
-    while (idle := engines.seconds_since_last_write(connection)) < quiet:
+    while (idle := store.seconds_since_last_write(connection)) < quiet:
         time.sleep(min(quiet - idle, 5))

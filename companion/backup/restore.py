@@ -7,13 +7,12 @@ scripts), the database it replaces is kept as ``backups/replaced-<time>.sqlite``
 the tried copy is written over the database with SQLite's backup API. The server must
 be stopped: its processes keep what they computed from the database in memory. Each
 server process holds a shared lock on ``<database>.serving`` while it runs
-(``hold_serving_lock``), which is how the command knows.
+(``storage.sqlite.hold_serving_lock``), which is how the command knows.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -21,11 +20,6 @@ from pathlib import Path
 import click
 from flask import current_app
 from flask.cli import with_appcontext
-
-try:
-    import fcntl
-except ImportError:  # Windows: no way to tell; the prompt says to stop the server
-    fcntl = None
 
 from companion.backup.copies import (
     backup_into,
@@ -38,7 +32,7 @@ from companion.backup.copies import (
 from companion.backup.trial import Refused, tried
 from companion.db import db
 from companion.private import private_database, private_folder
-from companion.sqlite import writer_lock
+from companion.store import is_postgresql, serving_lock, writer_lock
 
 # A file with none of these is some other program's; for the rest, ``trial`` decides.
 TABLES = {"alembic_version", "player", "match", "game", "round", "play"}
@@ -51,7 +45,7 @@ TABLES = {"alembic_version", "player", "match", "game", "round", "play"}
 def restore_command(file: Path, yes: bool) -> None:
     """Replace the database with FILE, a copy of it (see instance/backups/)."""
     database = database_file(current_app)
-    if database is None and db.engine.dialect.name == "postgresql":
+    if database is None and is_postgresql(db.engine):
         raise click.ClickException(
             "The database is on a PostgreSQL server: restore a pg_dump of it with "
             "pg_restore or psql there, not with this command."
@@ -138,33 +132,3 @@ def replace(database: Path, file: Path) -> Path:
         finally:
             writer.release()
     return kept
-
-
-@contextlib.contextmanager
-def serving_lock(database: Path):
-    """Yield True when no server process runs on ``database`` (and none can start)."""
-    if fcntl is None:
-        yield True
-        return
-    descriptor = os.open(f"{database}.serving", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(descriptor)
-
-
-_serving: list[int] = []
-
-
-def hold_serving_lock(database: Path | None) -> None:
-    """In a server process: say "I am running" to ``restore`` until the process ends."""
-    if fcntl is None or database is None or _serving:
-        return
-    descriptor = os.open(f"{database}.serving", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(descriptor, fcntl.LOCK_SH)
-    _serving.append(descriptor)  # kept open: the kernel lets go when the process ends

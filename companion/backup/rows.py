@@ -3,7 +3,7 @@
 Matches, games, rounds and row choices get ids of their own counted from 1 (the import
 moves them past the largest ids there when it copies them in); players are their
 number in the file (mapped to their ids in the same step). Every value is already as
-the database takes it (times through the dialect's own conversion), so a million rows
+the database takes it (times through the driver's own conversion), so a million rows
 go to the driver without passing through SQLAlchemy one by one.
 
 A game result is the same number as a game statistic's ``bulls`` (both are a finished

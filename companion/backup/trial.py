@@ -39,6 +39,7 @@ from companion.backup.copies import read_only
 from companion.db import db, migrate
 from companion.derived import PlayerMatchStat, rebuild
 from companion.models import Seat
+from companion.store import init_storage
 
 
 class Refused(Exception):
@@ -89,6 +90,7 @@ def trial_app(database: Path, migrations: str) -> Flask:
     app = Flask(__name__)
     app.config["SQLALCHEMY_DATABASE_URI"] = f"sqlite:///{database}"
     db.init_app(app)
+    init_storage(app)  # SQLite's pragmas and writer lock, as the app has them
     migrate.init_app(app, db, directory=migrations, render_as_batch=True)
     return app
 

@@ -7,7 +7,7 @@ first takes the turn, and only then reads the file; a second import is refused a
 before its file is read, with a message (409 on the page, exit code 1 on the command line).
 
 The turn is a thread lock for this process's threads, then the lock of every process
-and server of the database (``engines.only_import``: a file lock beside an SQLite file,
+and server of the database (``store.only_import``: a file lock beside an SQLite file,
 an advisory lock on PostgreSQL), held on a connection of its own until the import ends.
 Either is released when the process dies. An import in a helper process
 (``apart``) runs under its server process's turn.
@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-from companion.backup import engines
+from companion import store
 from companion.backup.fields import BackupError
 from companion.db import db
 from companion.rules import N_
@@ -43,8 +43,8 @@ def import_turn() -> Iterator[None]:
         with ExitStack() as held:
             connection = held.enter_context(db.engine.connect())
             try:
-                held.enter_context(engines.only_import(connection))
-            except engines.AnotherImport:
+                held.enter_context(store.only_import(connection))
+            except store.AnotherImport:
                 raise ImportRunning from None
             yield
     finally:

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import Connection, ForeignKey, Index, UniqueConstraint, delete, func, insert, select
+from sqlalchemy import Connection, ForeignKey, Index, UniqueConstraint, delete, insert, select
 from sqlalchemy.orm import Mapped, mapped_column
 
-from companion import rules
+from companion import rules, storage
 from companion.db import db
 from companion.derived.audit import broken_rows, match_problem
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
@@ -143,9 +143,6 @@ def write_rows(
             db.session.execute(insert(model), [row._asdict() for row in rows])
 
 
-MATCH_ROWS_LOCK = 61041001  # PostgreSQL advisory lock key (the import's is 61041000)
-
-
 def in_commit_order(connection: Connection) -> None:
     """Before adding match rows: on PostgreSQL, wait for the turn to add them, until commit.
 
@@ -157,8 +154,7 @@ def in_commit_order(connection: Connection) -> None:
     lock, held until its transaction ends, and the ids come in the order of commits.
     Only writes that finish a game take it, and only for their last statements.
     """
-    if connection.dialect.name == "postgresql":
-        connection.execute(select(func.pg_advisory_xact_lock(MATCH_ROWS_LOCK)))
+    storage.in_commit_order(connection)  # PostgreSQL's advisory lock
 
 
 def delete_rows(match_id: int, game_ids: Sequence[int] | None = None) -> None:

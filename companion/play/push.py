@@ -2,7 +2,7 @@
 
 ``GET /matches/<id>/events`` is a stream of Server-Sent Events (htmx's SSE extension on
 the page). When the match changes, in whatever process, server or command it was
-written (``companion.changes``), the stream sends what the page's poll would have got:
+written (``companion.storage.changes``), the stream sends what the page's poll would have got:
 the live regions, shared by every phone of the table at that version, and this phone's
 own entry forms only when what it can enter changed (a card being typed survives).
 
@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 from flask import Flask, Response, abort, current_app, request
 
-from companion.changes import feed_of
 from companion.play.blueprint import bp
 from companion.play.live import read_stamp, regions, view_named
+from companion.store import feed_of
 
 HEARTBEAT = 15.0  # seconds between keep-alive comments on a quiet stream
 RETRY_MS = 1000  # how soon EventSource reconnects after a dropped stream

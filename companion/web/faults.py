@@ -25,13 +25,17 @@ from urllib.parse import urlsplit
 import click
 from flask import Flask, current_app, render_template, request
 from flask_babel import gettext
-from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.pool import NullPool
 
 from companion.db import DatabaseBusy, DatabaseUnavailable
 from companion.private import FOLDER_MODE, private_database
+from companion.store import (
+    server_connection,
+    sqlite_connect_args,
+    sqlite_uri,
+    sqlite_write_undone,
+)
 from companion.web.i18n import safe_next_url
 
 BUSY, READ_ONLY, FULL, UNAVAILABLE = "busy", "read-only", "full", "unavailable"
@@ -169,7 +173,7 @@ def send_again() -> dict:
 
 def on_sqlite(app: Flask) -> bool:
     """True when the app's database is SQLite's (a file, or in memory)."""
-    return make_url(app.config["SQLALCHEMY_DATABASE_URI"]).get_backend_name() == "sqlite"
+    return sqlite_uri(app.config["SQLALCHEMY_DATABASE_URI"])
 
 
 def check_storage(app: Flask) -> None:
@@ -180,25 +184,18 @@ def check_storage(app: Flask) -> None:
     found as SQLite will meet it, whoever the user is (root included).
     """
     url = make_url(app.config["SQLALCHEMY_DATABASE_URI"])
-    if url.get_backend_name() != "sqlite":
+    if not sqlite_uri(url):
         check_server(url)
         return
     if url.database in (None, "", ":memory:"):
         return
-    args, options = url.get_dialect()().create_connect_args(url)
+    args, options = sqlite_connect_args(url)
     path = args[0].removeprefix("file:").split("?", 1)[0]  # a file: URI names it too
     folder = Path(path).parent
     ensure_folder(folder, "the database", OTHER_DATABASE)
     private_database(path)  # before SQLite makes it with the umask's mode (0644)
     try:
-        connection = sqlite3.connect(*args, **{**options, "timeout": 0}, isolation_level=None)
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            connection.execute(f"PRAGMA user_version = {int(version)}")  # a write, undone
-            connection.execute("ROLLBACK")
-        finally:
-            connection.close()
+        sqlite_write_undone(args, options)
     except sqlite3.Error as error:
         fault = fault_of(error)
         if fault != BUSY:  # someone is writing: then it can be written
@@ -211,9 +208,8 @@ SERVER_WAIT = 10  # seconds the start waits for a database server to answer
 def check_server(url: URL) -> None:
     """Raise StorageError unless the database server at ``url`` takes a connection."""
     shown = url.render_as_string(hide_password=True)
-    options = {"connect_timeout": SERVER_WAIT} if url.get_backend_name() == "postgresql" else {}
     try:
-        engine = create_engine(url, poolclass=NullPool, connect_args=options)
+        connect = server_connection(url, SERVER_WAIT)
     except ImportError as error:  # psycopg is an optional dependency
         raise StorageError(
             f"Cannot use the database {shown}: its driver is missing ({error}). Install "
@@ -221,15 +217,13 @@ def check_server(url: URL) -> None:
             "COMPANION_DATABASE_URL to another database."
         ) from None
     try:
-        engine.connect().close()
+        connect()
     except DBAPIError as error:
         reason = (str(error.orig).strip() or "no answer").splitlines()[0]  # hints follow
         raise StorageError(
             f"Cannot reach the database {shown} ({reason}): start its server, create the "
             "database and its user, or set COMPANION_DATABASE_URL to another database."
         ) from None
-    finally:
-        engine.dispose()
 
 
 def storage_problem(fault: str | None, path: str, folder: Path, error: sqlite3.Error) -> str:

@@ -24,13 +24,14 @@ from hypothesis import strategies as st
 from sqlalchemy import insert, select
 
 from companion import derived
-from companion.backup import apart, engines, load
+from companion.backup import apart, load
 from companion.backup.bulk import NotQuick, quick_rounds
 from companion.backup.check import careful_rounds, read_backup
 from companion.backup.fields import BackupError
 from companion.db import db
 from companion.models import Match, Player
-from companion.sqlite import writer_lock
+from companion.storage import imports as engines
+from companion.storage.sqlite import writer_lock
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The backup import on PostgreSQL: the same Core statements, PostgreSQL's bulk load and ids.
 
 The rest of the import's tests run here too (``--database=postgresql``); these are
-about what PostgreSQL does differently (``companion.backup.engines``): the phones go on
+about what PostgreSQL does differently (``companion.storage.imports``): the phones go on
 writing while the file is copied in (one import at a time: test_backup_turn.py).
 """
 

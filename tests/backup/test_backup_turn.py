@@ -15,8 +15,9 @@ from contextlib import contextmanager
 import pytest
 from backups import export, household, shifted, snapshot, upload
 
-from companion.backup import engines, turn
+from companion.backup import turn
 from companion.db import db
+from companion.storage import imports as engines
 
 pytestmark = pytest.mark.database
 

@@ -21,6 +21,7 @@ _names = itertools.count(1)
 def invite_links(page, live_server) -> tuple[str, str]:
     """The player and watch links from the invite page of the match open in ``page``."""
     page.get_by_role("link", name="Invite").click()
+    page.locator(".invite-link").first.wait_for()  # the invite page, not the one before
     links = page.locator(".invite-link").all_inner_texts()
     player = next(link for link in links if "/join/" in link)
     assert not any("127.0.0.1" in link or "localhost" in link for link in links)

@@ -26,9 +26,10 @@ from sqlalchemy.pool import NullPool
 from companion import create_app
 from companion.backup.copies import copy_target
 from companion.db import db
-from companion.derived import MATCH_ROWS_LOCK, in_commit_order
+from companion.derived import in_commit_order
 from companion.models import GameResult, Match, Play, Player, Round
-from companion.sqlite import checkpoint_in_background
+from companion.storage import checkpoint_in_background
+from companion.storage.postgresql import MATCH_ROWS_LOCK
 from companion.store import writing
 from companion.web.faults import StorageError, check_storage
 
@@ -404,7 +405,7 @@ def tokens_of(app, match_id: int) -> str:
 
 def test_the_migrated_match_table_notifies_its_changes_at_commit(empty_app):
     """After `flask db upgrade`, a write to a match sends NOTIFY companion_match with its
-    id, delivered when the writing transaction commits, not before (companion.changes)."""
+    id, delivered when the writing transaction commits, not before (companion.storage.changes)."""
     import psycopg
 
     with empty_app.app_context():

@@ -2,15 +2,16 @@
 
 A stream (``companion.play.push``) watches one match and waits for its stamp (version,
 table version, link tokens) to move. One watcher per process follows the database for
-every watched match, whichever process, server or command wrote it:
+every watched match, whichever process, server or command wrote it, in the database's
+own way (``companion.storage.follower``):
 
 - PostgreSQL: a trigger on ``match`` sends ``NOTIFY companion_match, '<id>'`` inside the
   writing transaction, so it is heard at the commit; the watcher LISTENs on a connection
-  of its own and reads the stamps of the matches named.
+  of its own and reads the stamps of the matches named (``storage.postgresql.listen``).
 - SQLite: the watcher asks ``PRAGMA data_version`` on a connection of its own every
   ``SQLITE_EVERY`` seconds (it moves when any other connection commits) and then reads
-  the stamps of the watched matches. (``flask restore``, which puts another file in
-  place, waits for the server to stop.)
+  the stamps of the watched matches (``storage.sqlite.follow_data_version``).
+  (``flask restore``, which puts another file in place, waits for the server to stop.)
 
 The watcher is a thread, and a greenlet under gevent's monkey-patching (the server's
 worker): it runs only while some stream watches, and each stream waits on an event of
@@ -21,44 +22,27 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 
-from sqlalchemy import DDL, event, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Engine
 
 from companion.db import db
 from companion.models import Match
+from companion.storage import follower
 
 logger = logging.getLogger(__name__)
 
-CHANNEL = "companion_match"
-SQLITE_EVERY = 0.02  # seconds between SQLite's data_version checks (a few µs each)
-LISTEN_WAIT = 1.0  # seconds the PostgreSQL watcher waits for a notification at a time
 RETRY_AFTER = 1.0  # seconds before a watcher whose database failed tries again
-STAMPS = select(Match.id, Match.version, Match.table_version, Match.player_token, Match.watch_token)
 
-# The trigger, made with the table (tests, create_all) and by the migration 0a6d3c1e2f47.
-NOTIFY_FUNCTION = f"""
-CREATE OR REPLACE FUNCTION companion_match_changed() RETURNS trigger AS $$
-BEGIN
-    IF TG_OP = 'DELETE' THEN
-        PERFORM pg_notify('{CHANNEL}', OLD.id::text);
-    ELSE
-        PERFORM pg_notify('{CHANNEL}', NEW.id::text);
-    END IF;
-    RETURN NULL;
-END
-$$ LANGUAGE plpgsql
-"""
-NOTIFY_TRIGGER = """
-CREATE TRIGGER match_changed AFTER INSERT OR UPDATE OR DELETE ON match
-FOR EACH ROW EXECUTE FUNCTION companion_match_changed()
-"""
-for statement in (NOTIFY_FUNCTION, NOTIFY_TRIGGER):
-    event.listen(Match.__table__, "after_create", DDL(statement).execute_if(dialect="postgresql"))
+# A match's stamp: its versions and link tokens, read by the replay (``state``), the
+# live polls (before Flask, too) and the watcher here; one statement for one match, one
+# for many.
+STAMP = (Match.version, Match.table_version, Match.player_token, Match.watch_token)
+MATCH_STAMP = select(*STAMP).where(Match.id == bindparam("match_id"))
+STAMPS = select(Match.id, *STAMP)
 
 
 class Watch:
@@ -136,7 +120,7 @@ class Feed:
 
         The watcher leaves under the lock, so a stream that comes meanwhile either
         keeps it running or finds none and starts the next."""
-        follow = listen if self.engine.dialect.name == "postgresql" else poll_sqlite
+        follow = follower(self.engine)
         while True:
             with self.lock:
                 if not self.watches:
@@ -147,39 +131,6 @@ class Feed:
             except Exception as error:  # the database went away: try again shortly
                 logger.warning("following match changes failed: %s", error)
                 time.sleep(RETRY_AFTER)
-
-
-def poll_sqlite(feed: Feed) -> None:
-    """SQLite: read the watched stamps whenever the file's data_version moves."""
-    path = feed.engine.url.database
-    connection = sqlite3.connect(path, isolation_level=None, timeout=5)
-    try:
-        seen = None
-        while feed.watches:
-            version = connection.execute("PRAGMA data_version").fetchone()[0]
-            if version != seen:
-                seen = version
-                feed.refresh()
-            time.sleep(SQLITE_EVERY)
-    finally:
-        connection.close()
-
-
-def listen(feed: Feed) -> None:
-    """PostgreSQL: LISTEN, and read the stamps of the watched matches notified."""
-    url = feed.engine.url.set(drivername="postgresql")
-    import psycopg  # only on PostgreSQL (the driver is an extra)
-
-    with psycopg.connect(url.render_as_string(hide_password=False), autocommit=True) as connection:
-        connection.execute(f"LISTEN {CHANNEL}")
-        feed.refresh()  # what changed before the LISTEN, or while it was down
-        while feed.watches:
-            # Back at the first notification; LISTEN_WAIT bounds the wait, so the
-            # watcher stops soon after its last stream.
-            notes = connection.notifies(timeout=LISTEN_WAIT, stop_after=1)
-            ids = {int(note.payload) for note in notes}
-            if ids:
-                feed.refresh(ids)
 
 
 def feed_of(app) -> Feed:

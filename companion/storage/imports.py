@@ -4,7 +4,7 @@ Everything else in the import is SQLAlchemy Core and runs the same on both. What
 here either does not exist on the other database, or exists there differently:
 
 - SQLite has one writer at a time for the whole file. The phones' writes queue on the
-  app's writer lock (``companion.sqlite.writer_lock``), so the copy takes its turn there too; and
+  app's writer lock (``storage.sqlite.writer_lock``), so the copy takes its turn there too; and
   during the copy it turns off the foreign-key checks of its own connection, which
   would double the time the phones wait (every id it writes is one it has just
   written, or a player's it read in the same transaction). The neutral way, checks
@@ -22,35 +22,21 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 
-from sqlalchemy import Connection, Table, func, select
+from filelock import FileLock, Timeout
+from sqlalchemy import Connection, DateTime, Table, func, insert, select
 
-try:
-    import fcntl
-except ImportError:  # Windows: one server process, the thread lock is enough
-    fcntl = None
-
-from companion.db import DatabaseBusy, lock_timeout
-from companion.sqlite import writer_lock
-
-# Any number that other parts of the app do not use as an advisory lock key.
-IMPORT_LOCK_KEY = 61041000
+from companion.db import DatabaseBusy
+from companion.storage import is_postgresql, is_sqlite
+from companion.storage.postgresql import IMPORT_LOCK_KEY, lock_timeout
+from companion.storage.sqlite import writer_lock
 
 
 class AnotherImport(Exception):
     """Another import holds the lock."""
-
-
-def is_sqlite(connection: Connection) -> bool:
-    """True on SQLite."""
-    return connection.dialect.name == "sqlite"
-
-
-def is_postgresql(connection: Connection) -> bool:
-    """True on PostgreSQL."""
-    return connection.dialect.name == "postgresql"
 
 
 def sqlite_file(connection: Connection) -> str | None:
@@ -178,16 +164,16 @@ def seconds_since_last_write(connection: Connection) -> float:
 def only_import(connection: Connection) -> Iterator[None]:
     """Hold the import lock of every server process (and server) for this database."""
     path = sqlite_file(connection)
-    if path is not None and fcntl is not None:
-        descriptor = os.open(f"{path}.import", os.O_RDWR | os.O_CREAT, 0o600)
+    if path is not None:
+        lock = FileLock(f"{path}.import", mode=0o600, thread_local=False)
         try:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise AnotherImport from None
+            lock.acquire(blocking=False)
+        except Timeout:
+            raise AnotherImport from None
+        try:
             yield
         finally:
-            os.close(descriptor)  # closing releases the lock
+            lock.release()
         return
     if is_postgresql(connection):
         locked = connection.scalar(select(func.pg_try_advisory_lock(IMPORT_LOCK_KEY)))
@@ -201,3 +187,19 @@ def only_import(connection: Connection) -> Iterator[None]:
             connection.commit()
         return
     yield
+
+
+def date_converter(connection: Connection) -> Callable[[datetime], object]:
+    """A time as this database's driver takes it (SQLite: SQLAlchemy's text form)."""
+    convert = DateTime().dialect_impl(connection.dialect).bind_processor(connection.dialect)
+    return convert or (lambda moment: moment)
+
+
+def insert_plain_rows(connection: Connection, table: Table, rows: list[tuple]) -> None:
+    """Plain tuples into a table with the driver's executemany, in this database's
+    statement and parameter style (PostgreSQL's drivers take named parameters)."""
+    statement = insert(table).compile(dialect=connection.dialect)
+    if not connection.dialect.positional:
+        keys = [column.key for column in table.c]
+        rows = [dict(zip(keys, row, strict=True)) for row in rows]
+    connection.exec_driver_sql(statement.string, rows)

@@ -1,4 +1,5 @@
-"""What SQLite needs, and only SQLite: every hook here does nothing on another database.
+"""What SQLite needs, and only SQLite: ``init_app`` binds its hooks to an SQLite app's
+engine, and no other.
 
 - Each connection: foreign keys on, write-ahead logging (phones read while one writes),
   and a connection opened while the file could not be written is replaced once it can.
@@ -6,50 +7,59 @@
   IMMEDIATE, after queueing on a writer lock: threads on a thread lock, the server's
   worker processes on a file lock beside the database, each for WRITE_WAIT at most.
 - Server processes checkpoint the write-ahead log from a thread of their own.
+- The live streams' watcher follows ``PRAGMA data_version`` (``follow_data_version``).
+- ``flask restore`` tells a running server by its shared lock on ``<database>.serving``.
 """
 
+import contextlib
 import logging
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+
+from filelock import FileLock, Timeout
+from flask import current_app
+from sqlalchemy import Engine, event
+from sqlalchemy.exc import DisconnectionError
+
+from companion.db import WRITE, WRITE_WAIT, DatabaseBusy, DatabaseUnavailable
 
 try:
     import fcntl
-except ImportError:  # Windows: one server process, the thread lock is enough
+except ImportError:  # Windows: no way to tell a running server (restore's prompt says)
     fcntl = None
 
-from flask import Flask, current_app
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DisconnectionError
-from sqlalchemy.pool import Pool
-
-from companion.db import WRITE, WRITE_WAIT, DatabaseBusy, DatabaseUnavailable, db
-
-# Named constraints let Alembic's SQLite batch mode drop and alter them later.
 logger = logging.getLogger(__name__)
 
 
-@event.listens_for(Engine, "connect")
+def bind_hooks(engine: Engine) -> None:
+    """Attach SQLite's connection and transaction hooks to this engine (an SQLite one)."""
+    event.listen(engine, "connect", _configure_sqlite)
+    event.listen(engine, "checkout", _reopen_once_writable)
+    event.listen(engine, "begin", _begin_sqlite)
+    event.listen(engine, "commit", _release_writer)
+    event.listen(engine, "rollback", _release_writer)
+
+
 def _configure_sqlite(dbapi_connection, connection_record) -> None:
     """Foreign keys on (SQLite ignores them unless asked per connection), and WAL.
 
     Write-ahead logging lets phones read the match while another phone writes, and
     commits with one sync instead of two; it stays durable (synchronous stays FULL).
     """
-    if isinstance(dbapi_connection, sqlite3.Connection):
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        if _checkpoints["background"]:
-            cursor.execute("PRAGMA wal_autocheckpoint=0")
-        path = cursor.execute("PRAGMA database_list").fetchone()[2]
-        cursor.close()
-        # Let SQLAlchemy say BEGIN itself (below) instead of the driver's own guess.
-        dbapi_connection.isolation_level = None
-        if path and not writable(path):
-            connection_record.info[OPENED_READ_ONLY] = path
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    if _checkpoints["background"]:
+        cursor.execute("PRAGMA wal_autocheckpoint=0")
+    path = cursor.execute("PRAGMA database_list").fetchone()[2]
+    cursor.close()
+    # Let SQLAlchemy say BEGIN itself (below) instead of the driver's own guess.
+    dbapi_connection.isolation_level = None
+    if path and not writable(path):
+        connection_record.info[OPENED_READ_ONLY] = path
 
 
 OPENED_READ_ONLY = "companion_opened_read_only"
@@ -60,7 +70,6 @@ def writable(path: str) -> bool:
     return os.access(path, os.W_OK) and os.access(os.path.dirname(path) or ".", os.W_OK)
 
 
-@event.listens_for(Pool, "checkout")
 def _reopen_once_writable(_dbapi_connection, connection_record, _proxy) -> None:
     """Replace a connection opened while the database could not be written, once it can.
 
@@ -72,7 +81,6 @@ def _reopen_once_writable(_dbapi_connection, connection_record, _proxy) -> None:
         raise DisconnectionError("the database can be written again: reconnect")
 
 
-@event.listens_for(Engine, "begin")
 def _begin_sqlite(connection) -> None:
     """Begin a write transaction with BEGIN IMMEDIATE, so it takes the write lock up front.
 
@@ -85,8 +93,6 @@ def _begin_sqlite(connection) -> None:
     The wait is bounded by the WRITE_WAIT setting: past it, ``DatabaseBusy`` (a 503
     asking to send again, ``companion.web.faults``) rather than a phone left hanging.
     """
-    if connection.dialect.name != "sqlite":
-        return
     if not connection.get_execution_options().get(WRITE):
         if connection.info.pop(SHORTENED, False):  # a write before shortened SQLite's wait
             connection.exec_driver_sql(f"PRAGMA busy_timeout = {READ_WAIT * 1000:.0f}")
@@ -132,53 +138,45 @@ class WriterLock:
 
     Threads of a process queue on a thread lock, woken the moment the writer before is
     done; the server's worker processes then on a file lock beside the database
-    (``flock``, which the kernel releases if a process dies). ``flock`` has no timeout,
-    so a process tries it without blocking every FLOCK_POLL seconds: the lock is
-    held for milliseconds, and the deadline is kept. Without ``fcntl`` (Windows) there
-    is one process, and the thread lock.
+    (``filelock``'s ``flock``, which the kernel releases if a process dies), tried again
+    every FLOCK_POLL seconds until the deadline: the lock is held for milliseconds.
     """
 
     def __init__(self, path: str | None):
         self.threads = threading.Lock()
-        self.path = f"{path}.writer" if fcntl and path and path != ":memory:" else None
-        self.file: int | None = None
+        # Not thread-local: the thread lock already lets one thread at a time in.
+        self.file = (
+            FileLock(f"{path}.writer", mode=0o600, thread_local=False)
+            if path and path != ":memory:"
+            else None
+        )
 
     def acquire(self, timeout: float) -> bool:
         """Wait for the turn to write; False after ``timeout`` seconds in all.
 
-        The file is opened for each write and closed after it: a test run opens
-        hundreds of databases, and an idle process keeps no descriptor.
+        The file is opened for each write and closed after it (filelock closes it on
+        release): a test run opens hundreds of databases, and an idle process keeps no
+        descriptor.
         """
         deadline = time.monotonic() + timeout
         if not self.threads.acquire(timeout=timeout):
             return False
-        if self.path:
+        if self.file is not None:
             try:
-                self.file = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-                if not self._flock(deadline):
-                    self.release()
-                    return False
+                left = max(0.0, deadline - time.monotonic())
+                self.file.acquire(timeout=left, poll_interval=FLOCK_POLL)
+            except Timeout:
+                self.threads.release()
+                return False
             except OSError:
-                self.release()
+                self.threads.release()
                 raise
         return True
 
-    def _flock(self, deadline: float) -> bool:
-        """Take the file lock, trying again until ``deadline``."""
-        while True:
-            try:
-                fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(FLOCK_POLL)
-
     def release(self) -> None:
         """Let the next writer in (closing the file releases its lock)."""
-        if self.file is not None:
-            os.close(self.file)
-            self.file = None
+        if self.file is not None and self.file.is_locked:
+            self.file.release()
         self.threads.release()
 
 
@@ -199,8 +197,6 @@ def _forget_writer_locks() -> None:
     _writers.clear()
 
 
-@event.listens_for(Engine, "commit")
-@event.listens_for(Engine, "rollback")
 def _release_writer(connection) -> None:
     """Let the next writer in once a write transaction ends."""
     writer = connection.info.pop("writer", None)
@@ -214,19 +210,15 @@ _checkpoints = {"background": False}
 CHECKPOINT_EVERY = 1.0  # seconds between checkpoints of a server process
 
 
-def checkpoint_in_background(app) -> threading.Thread | None:
+def checkpoint_in_background(engine: Engine) -> threading.Thread:
     """Copy the write-ahead log into the database from a thread of its own (the server).
 
     By default SQLite checkpoints inside the commit that takes the log past 1,000
     pages. While phones read all the time the log cannot start over, so every commit
     then tried again: inside the write lock that the other phones' writes wait for.
     A server process instead checkpoints once a second, outside any write; the other
-    processes (the CLI, tests) keep SQLite's default. Another database: no thread.
+    processes (the CLI, tests) keep SQLite's default.
     """
-    with app.app_context():
-        engine = db.engine
-    if engine.dialect.name != "sqlite":
-        return None
     _checkpoints["background"] = True
     thread = threading.Thread(
         target=_checkpoint_forever, args=(engine,), daemon=True, name="checkpoints"
@@ -262,6 +254,74 @@ def checkpoint(engine) -> None:
 os.register_at_fork(after_in_child=_forget_writer_locks)
 
 
-def init_app(app: Flask) -> None:
-    """Nothing to attach: importing this module registered its hooks (see above)."""
-    app.extensions["companion.sqlite"] = True
+def sqlite_write_undone(args, options: dict) -> None:
+    """The start's check: a write, rolled back, without waiting (raises sqlite3.Error).
+
+    SQLite itself is asked, so a read-only file, folder or file system, or a full disk,
+    is found as SQLite will meet it, whoever the user is (root included).
+    """
+    connection = sqlite3.connect(*args, **{**options, "timeout": 0}, isolation_level=None)
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        connection.execute(f"PRAGMA user_version = {int(version)}")  # a write, undone
+        connection.execute("ROLLBACK")
+    finally:
+        connection.close()
+
+
+SQLITE_EVERY = 0.02  # seconds between the watcher's data_version checks (a few µs each)
+
+
+def follow_data_version(feed) -> None:
+    """The live streams' watcher: read the watched stamps whenever data_version moves.
+
+    ``feed`` is a ``companion.storage.changes.Feed``; its connection is of its own, so
+    every other connection's commit moves the number.
+    """
+    connection = sqlite3.connect(feed.engine.url.database, isolation_level=None, timeout=5)
+    try:
+        seen = None
+        while feed.watches:
+            version = connection.execute("PRAGMA data_version").fetchone()[0]
+            if version != seen:
+                seen = version
+                feed.refresh()
+            time.sleep(SQLITE_EVERY)
+    finally:
+        connection.close()
+
+
+@contextlib.contextmanager
+def serving_lock(database) -> Iterator[bool]:
+    """Yield True when no server process runs on ``database`` (and none can start)."""
+    if fcntl is None:  # no server process holds a shared lock (below) to be found
+        yield True
+        return
+    lock = FileLock(f"{database}.serving", mode=0o600, thread_local=False)
+    try:
+        lock.acquire(blocking=False)  # refused while a server process holds it shared
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
+
+
+_serving: list[int] = []
+
+
+def hold_serving_lock(database) -> None:
+    """In a server process: say "I am running" to ``restore`` until the process ends.
+
+    A shared ``flock`` by hand: every worker holds it at once, and ``serving_lock``'s
+    exclusive try (filelock's, the same ``flock``) fails while any does. filelock has
+    no shared lock of that kind (its ReadWriteLock is an SQLite database of its own).
+    """
+    if fcntl is None or database is None or _serving:
+        return
+    descriptor = os.open(f"{database}.serving", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    _serving.append(descriptor)  # kept open: the kernel lets go when the process ends
