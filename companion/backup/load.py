@@ -81,6 +81,7 @@ from companion.models import (
     Seat,
 )
 from companion.rules import N_
+from companion.store import copy_import
 from companion.web.faults import BUSY, fault_of
 
 LOCK_BUDGET = 1.5  # seconds a phone's write may wait for an import's copy
@@ -226,29 +227,15 @@ class Import:
 
     def merge(self) -> int:
         """Copy the staged rows in one write transaction; return the matches' id offset."""
-        connection, tables = self.connection, self.stage_tables
+        connection = self.connection
         wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
         started = time.monotonic()
         try:
             counts = {model.__table__: self.counts[kind] for model, kind in OWN_IDS.items()}
             reserved = engines.postgresql_reserve_ids(connection, counts, wait)
-            with engines.turn_to_write(connection, wait):
-                with connection.begin():
-                    added, statement = add_players(tables)
-                    self.report.players_added = connection.scalar(added)
-                    connection.execute(statement)
-                    connection.execute(map_players(tables))
-                    offsets = {
-                        kind: reserved[model.__table__]
-                        if reserved is not None
-                        else connection.scalar(select(func.coalesce(func.max(model.id), 0)))
-                        for model, kind in OWN_IDS.items()
-                    }
-                    for model in COPIED:
-                        if model is derived.PlayerMatchStat:  # the last: held until commit
-                            derived.in_commit_order(connection)
-                        connection.execute(merge_statement(model, tables, offsets))
-                self.report.merge_seconds = time.monotonic() - started  # committed
+            turn = engines.turn_to_write(connection, wait)
+            offsets, committed = copy_import(connection, turn, lambda: self.copy(reserved))
+            self.report.merge_seconds = committed - started
         except OperationalError as error:
             if fault_of(error) == BUSY:  # another program held the database: 503
                 raise DatabaseBusy(f"the database stayed locked for {wait:g} s") from error
@@ -256,6 +243,26 @@ class Import:
         except IntegrityError:
             raise busy() from None
         return offsets["match"]
+
+    def copy(self, reserved: dict | None) -> dict[str, int]:
+        """The copy's statements (in its write): the new players, then every table's
+        staged rows; the id offsets used."""
+        connection, tables = self.connection, self.stage_tables
+        added, statement = add_players(tables)
+        self.report.players_added = connection.scalar(added)
+        connection.execute(statement)
+        connection.execute(map_players(tables))
+        offsets = {
+            kind: reserved[model.__table__]
+            if reserved is not None
+            else connection.scalar(select(func.coalesce(func.max(model.id), 0)))
+            for model, kind in OWN_IDS.items()
+        }
+        for model in COPIED:
+            if model is derived.PlayerMatchStat:  # the last: held until commit
+                derived.in_commit_order(connection)
+            connection.execute(merge_statement(model, tables, offsets))
+        return offsets
 
 
 def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:
