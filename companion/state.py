@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from flask import abort
 from sqlalchemy import bindparam, select
+from sqlalchemy.orm import selectinload
 
 from companion import rules
 from companion.db import db
@@ -18,7 +19,6 @@ from companion.memo import Memo
 from companion.models import (
     Correction,
     Game,
-    GameResult,
     Match,
     PendingCard,
     Play,
@@ -153,7 +153,7 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
         LATEST_CORRECTION, match_id=match.id, table_version=match.table_version
     ).first()
     ids = [player.id for player in players]
-    results = {} if replay_all else stored_results(match.id)
+    results = {} if replay_all else stored_bulls(match)
     last = len(match.games) - 1
     state.games = [
         GameState(game, None, results[game.id], finished=True)
@@ -242,12 +242,18 @@ def detach(state: MatchState) -> None:
             db.session.expunge(player)
 
 
-def stored_results(match_id: int) -> dict[int, dict[int, int]]:
-    """The derived results of a match's finished games: bulls by player, by game id."""
-    results: dict[int, dict[int, int]] = {}
-    for game_id, player_id, bulls in read(RESULTS, match_id=match_id):
-        results.setdefault(game_id, {})[player_id] = bulls
-    return results
+def stored_bulls(match: Match) -> dict[int, dict[int, int]]:
+    """The results of a match's finished games as stored: bulls by player, by game id.
+
+    Read through ``Game.results`` (one query for every game): the derived table is
+    ``companion.derived``'s, which reads this module, not the other way round.
+    """
+    games = select(Game).where(Game.match_id == match.id).options(selectinload(Game.results))
+    return {
+        game.id: {result.player_id: result.bulls for result in game.results}
+        for game in db.session.scalars(games)
+        if game.results
+    }
 
 
 def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
@@ -283,11 +289,6 @@ def stored_rounds(game_id: int) -> list[tuple[list[tuple[int, int]], dict[int, i
 MATCH_STAMP = select(
     Match.version, Match.table_version, Match.player_token, Match.watch_token
 ).where(Match.id == bindparam("match_id"))
-RESULTS = (
-    select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
-    .join(Game)
-    .where(Game.match_id == bindparam("match_id"))
-)
 LATEST_CORRECTION = (
     select(
         Correction.game_id,
@@ -334,20 +335,6 @@ def score_bulls(score: Score) -> int:
 def parse_pile_text(text: str) -> list[int]:
     """Split a stored pile ("5,22,47") into cards."""
     return [int(card) for card in text.split(",") if card]
-
-
-def sync_results(game: GameState) -> None:
-    """Make the derived GameResult rows match the replayed game (call inside the write)."""
-    stored = {result.player_id: result.bulls for result in game.game.results}
-    wanted = game.bulls if game.finished else {}
-    if stored == wanted:
-        return
-    # Delete and flush first: inserting before the delete would trip the unique key.
-    game.game.results.clear()
-    db.session.flush()
-    game.game.results.extend(
-        GameResult(player_id=player_id, bulls=count) for player_id, count in wanted.items()
-    )
 
 
 def get_match(match_id: int) -> Match:

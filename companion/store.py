@@ -39,11 +39,11 @@ from sqlalchemy import Connection, bindparam, delete, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from companion.db import WRITE, WRITE_WAIT, db, lock_timeout
-from companion.derived import PlayerMatchStat, Rebuilt, delete_rows, rebuild, refresh_match
-from companion.models import Game, Match, PendingCard, Player, Seat
+from companion.derived import Rebuilt, rebuild, refresh_results
+from companion.models import Match, PendingCard, Player, Seat
 from companion.rules import EndCondition
 from companion.rules.names import name_key
-from companion.state import MatchState, current_state, game_state, sync_results
+from companion.state import MatchState, current_state
 
 # Sent (with the app and match_id) once a change has ended a match: the automatic
 # backup copies the database (companion.backup.copies).
@@ -313,30 +313,3 @@ VERSION_RAISE = (
         table_version=Match.__table__.c.table_version + bindparam("tables"),
     )
 )
-
-
-def refresh_results(match_id: int, player_ids: list[int], corrected: tuple[int, ...] = ()) -> bool:
-    """Replay the last game for its results and the match's statistics (in the write),
-    once: the statistics take that replay rather than replaying the game again. Games
-    a correction changed are replayed too, and their figures made anew.
-
-    True when the match is over now.
-    """
-    last = db.session.scalars(
-        select(Game).where(Game.match_id == match_id).order_by(Game.number.desc())
-    ).first()
-    replayed = None
-    for game_id in corrected:
-        if last is None or game_id != last.id:
-            sync_results(game_state(db.session.get(Game, game_id), player_ids))
-    if corrected:  # the same bulls may come from other placements: figures anew
-        delete_rows(match_id, list(corrected))
-    if last is not None:  # of the games not corrected, only the last can have changed
-        replayed = game_state(last, player_ids)
-        sync_results(replayed)
-    refresh_match(match_id, replayed)  # the statistics tables (companion.derived)
-    return bool(
-        db.session.scalar(
-            select(PlayerMatchStat.finished).where(PlayerMatchStat.match_id == match_id).limit(1)
-        )
-    )

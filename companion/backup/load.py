@@ -71,7 +71,6 @@ from companion.db import WRITE_WAIT, DatabaseBusy, db
 from companion.models import (
     Correction,
     Game,
-    GameResult,
     Match,
     Play,
     Player,
@@ -90,7 +89,7 @@ CHUNK = 500  # matches staged per batch of inserts: bounded memory, few calls
 PLAN_BATCH = 10_000  # seats read per batch when planning (PostgreSQL: a server-side cursor)
 
 # A game result is a game statistic's bulls (see ``rows``): copied from that stage.
-FROM_STAGE = {GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
+FROM_STAGE = {derived.GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
 # The tables in the order they are copied: parents first.
 COPIED = (
     Match,
@@ -101,7 +100,7 @@ COPIED = (
     RowChoice,
     Score,
     Correction,
-    GameResult,
+    derived.GameResult,
     derived.PlayerGameStat,
     derived.NemesisCount,
     derived.PlayerMatchStat,

@@ -12,8 +12,9 @@ from sqlalchemy import func, select
 
 from companion import rules
 from companion.db import db
+from companion.derived import GameResult
 from companion.derived.timing import match_times
-from companion.models import MAX_ID, Game, GameResult, Match
+from companion.models import MAX_ID, Game, Match
 from companion.state import get_match
 from companion.store import delete_match
 from companion.web import present
