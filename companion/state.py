@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from flask import abort
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import contains_eager
 
 from companion import rules
 from companion.db import db
@@ -248,11 +248,15 @@ def stored_bulls(match: Match) -> dict[int, dict[int, int]]:
     Read through ``Game.results`` (one query for every game): the derived table is
     ``companion.derived``'s, which reads this module, not the other way round.
     """
-    games = select(Game).where(Game.match_id == match.id).options(selectinload(Game.results))
+    games = (
+        select(Game)
+        .join(Game.results)  # only the games that have results
+        .where(Game.match_id == match.id)
+        .options(contains_eager(Game.results))
+    )
     return {
         game.id: {result.player_id: result.bulls for result in game.results}
-        for game in db.session.scalars(games)
-        if game.results
+        for game in db.session.scalars(games).unique()
     }
 
 
