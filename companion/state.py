@@ -30,7 +30,7 @@ from companion.models import (
 
 
 @dataclass
-class GameState:
+class PlayedGame:
     """One game of a match, replayed."""
 
     game: Game
@@ -76,7 +76,7 @@ class MatchState:
     players: list[Player]
     end: rules.EndCondition
     deck: int
-    games: list[GameState] = field(default_factory=list)
+    games: list[PlayedGame] = field(default_factory=list)
     version: int = 0  # the match version this state shows (``match.version`` at replay)
     # The newest correction while nothing was entered after it (a plain row): every
     # phone shows what it changed until the table moves on.
@@ -88,12 +88,12 @@ class MatchState:
         return [player.id for player in self.players]
 
     @property
-    def finished_games(self) -> list[GameState]:
+    def finished_games(self) -> list[PlayedGame]:
         """The complete games, oldest first."""
         return [game for game in self.games if game.finished]
 
     @property
-    def current(self) -> GameState | None:
+    def current(self) -> PlayedGame | None:
         """The game being played, if one is open."""
         if self.games and not self.games[-1].finished:
             return self.games[-1]
@@ -156,9 +156,9 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
     results = {} if replay_all else stored_bulls(match)
     last = len(match.games) - 1
     state.games = [
-        GameState(game, None, results[game.id], finished=True)
+        PlayedGame(game, None, results[game.id], finished=True)
         if index != last and game.id in results
-        else game_state(game, ids)
+        else played_game(game, ids)
         for index, game in enumerate(match.games)
     ]
     return state
@@ -260,14 +260,14 @@ def stored_bulls(match: Match) -> dict[int, dict[int, int]]:
     }
 
 
-def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
+def played_game(game: Game, player_ids: Sequence[int]) -> PlayedGame:
     """Replay one game: its rounds through the engine, or its typed scores."""
     if game.mode == "scores":
         bulls = {score.player_id: score_bulls(score) for score in game.scores}
-        return GameState(game, None, bulls, finished=True)
+        return PlayedGame(game, None, bulls, finished=True)
     table = rules.replay_game(game.starting, stored_rounds(game.id), player_ids)
     finished = table.finished
-    return GameState(game, table, table.bulls(), finished, {} if finished else entered(game.id))
+    return PlayedGame(game, table, table.bulls(), finished, {} if finished else entered(game.id))
 
 
 def entered(game_id: int) -> dict[int, int]:

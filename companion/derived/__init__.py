@@ -21,7 +21,7 @@ from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, 
 from companion.derived.results import compared, put_results, replay_results, stored_results
 from companion.derived.tables import GameResult, NemesisCount, PlayerGameStat, PlayerMatchStat
 from companion.models import Game, Match
-from companion.state import GameState, game_state, match_state
+from companion.state import PlayedGame, match_state, played_game
 
 __all__ = ["GameResult", "NemesisCount", "PlayerGameStat", "PlayerMatchStat"]
 
@@ -88,7 +88,7 @@ def delete_rows(match_id: int, game_ids: Sequence[int] | None = None) -> None:
         db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
 
 
-def refresh_match(match_id: int, replayed: GameState | None = None) -> None:
+def refresh_match(match_id: int, replayed: PlayedGame | None = None) -> None:
     """Bring a match's derived rows in line with its game results (inside the write).
 
     Called after every write to a match that may finish or reopen a game: games whose
@@ -118,7 +118,7 @@ def refresh_match(match_id: int, replayed: GameState | None = None) -> None:
         if replayed is not None and replayed.game.id == game_id:
             table = replayed.table
         else:
-            table = game_state(db.session.get(Game, game_id), player_ids).table
+            table = played_game(db.session.get(Game, game_id), player_ids).table
         more_games, more_rivals = game_rows(game_id, match_id, results[game_id], table)
         games += more_games
         rivals += more_rivals

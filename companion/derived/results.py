@@ -14,7 +14,7 @@ from sqlalchemy import bindparam, select
 from companion.db import db
 from companion.derived.tables import GameResult
 from companion.models import Game
-from companion.state import GameState, game_state, read
+from companion.state import PlayedGame, played_game, read
 
 RESULTS = (
     select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
@@ -31,21 +31,21 @@ def stored_results(match_id: int) -> dict[int, dict[int, int]]:
     return results
 
 
-def compared(game: GameState) -> tuple[dict[int, int], dict[int, int]]:
+def compared(game: PlayedGame) -> tuple[dict[int, int], dict[int, int]]:
     """A replayed game's results as stored and as the replay wants them (none while the
     game is open)."""
     stored = {result.player_id: result.bulls for result in game.game.results}
     return stored, game.bulls if game.finished else {}
 
 
-def sync_results(game: GameState) -> None:
+def sync_results(game: PlayedGame) -> None:
     """Make the derived GameResult rows match the replayed game (call inside the write)."""
     stored, wanted = compared(game)
     if stored != wanted:
         put_results(game, wanted)
 
 
-def put_results(game: GameState, wanted: dict[int, int]) -> None:
+def put_results(game: PlayedGame, wanted: dict[int, int]) -> None:
     """Replace a game's GameResult rows with ``wanted`` (inside the write)."""
     # Delete and flush first: inserting before the delete would trip the unique key.
     game.game.results.clear()
@@ -57,7 +57,7 @@ def put_results(game: GameState, wanted: dict[int, int]) -> None:
 
 def replay_results(
     match_id: int, player_ids: list[int], corrected: Sequence[int] = ()
-) -> GameState | None:
+) -> PlayedGame | None:
     """Replay a match's last game, and the games a correction changed, for their results
     (inside the write); the last game's replay, for the statistics to take rather than
     replay it again."""
@@ -66,9 +66,9 @@ def replay_results(
     ).first()
     for game_id in corrected:
         if last is None or game_id != last.id:
-            sync_results(game_state(db.session.get(Game, game_id), player_ids))
+            sync_results(played_game(db.session.get(Game, game_id), player_ids))
     if last is None:
         return None
-    replayed = game_state(last, player_ids)  # of the games not corrected, only the last
+    replayed = played_game(last, player_ids)  # of the games not corrected, only the last
     sync_results(replayed)  # can have changed
     return replayed
