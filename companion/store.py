@@ -13,10 +13,10 @@ Every other write is here too, one function each: a new match (``create_match``)
 rematch, a player's arrival, new name, archiving and removal, deleting a match, the
 rebuild and the import's copy. The version rises here and nowhere else: with every
 stored entry, undo and new link, and (``rename_player``) for every match a renamed
-player sits in. ``table_version``
-rises too, except for cards that stay hidden until the round is complete. A change that
-may finish or reopen a game refreshes the derived results and statistics in the same
-transaction; one that ends a match sends ``match_finished`` once it is stored.
+player sits in. ``table_version`` rises too, except for cards that stay hidden until
+the round is complete. A change that may finish or reopen a game refreshes the derived
+results and statistics in the same transaction (``companion.derived``); one that ends
+a match sends ``match_finished`` once it is stored.
 
 A write transaction is always asked for explicitly, with ``writing``: on SQLite it
 begins with BEGIN IMMEDIATE after the writer lock (``companion.sqlite``); on other
