@@ -21,10 +21,9 @@ from sqlalchemy import insert
 from companion import derived, rules
 from companion.backup.load import COPIED
 from companion.db import db
-from companion.derived import figures
+from companion.derived import GameResult, figures
 from companion.models import (
     Game,
-    GameResult,
     Match,
     Play,
     Player,

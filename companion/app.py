@@ -6,8 +6,7 @@ feature's blueprint. Nothing in the package imports it; the launcher
 
 from flask import Flask
 
-from companion import backup, household, play, resolver, storage, web
-from companion.commands import register_commands
+from companion import backup, commands, household, play, resolver, storage, web
 from companion.config import PROJECT_ROOT, configure
 from companion.db import csrf, db, migrate
 from companion.web.faults import check_storage
@@ -34,10 +33,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
 
-    app.register_blueprint(play.bp)
-    for blueprint in household.blueprints:
-        app.register_blueprint(blueprint)
-    resolver.init_app(app)
-    app.register_blueprint(backup.bp)
-    register_commands(app)
+    for feature in (play, household, resolver, backup, commands):
+        feature.init_app(app)  # its blueprints and commands
     return app

@@ -1,4 +1,4 @@
-"""Command-line tasks: ``flask --app companion rebuild`` (and the backup's commands)."""
+"""Command-line tasks: ``flask --app companion rebuild`` (the backup's: ``companion.backup``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import click
 from flask import Flask
 from flask.cli import with_appcontext
 
-from companion.backup import register_cli
 from companion.derived import rebuild
 from companion.store import rebuild_matches
 
@@ -35,7 +34,6 @@ def rebuild_command(check: bool) -> None:
         raise SystemExit(1)
 
 
-def register_commands(app: Flask) -> None:
-    """Attach the CLI commands: rebuild, and export, import and restore (companion.backup)."""
+def init_app(app: Flask) -> None:
+    """Attach ``rebuild`` to the app's command line (the backup's commands are its own)."""
     app.cli.add_command(rebuild_command)
-    register_cli(app)

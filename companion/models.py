@@ -1,10 +1,9 @@
 """What the players entered, as SQLAlchemy models; results are derived by the rules engine.
 
-Here, only ``GameResult`` is derived: each finished game's bulls per player. The other
-derived tables, the statistics (per game and player, per rival, per match and player),
-are in ``companion.derived``. All of them are written in the same transaction that
-finishes a game (``companion.store``) and rebuildable from the inputs
-(``flask --app companion rebuild``).
+Nothing here is derived: the derived tables (each finished game's results, the
+statistics per game and player, per rival, per match and player) are in
+``companion.derived``, written in the same transaction that finishes a game
+(``companion.store``) and rebuildable from the inputs (``flask --app companion rebuild``).
 """
 
 from __future__ import annotations
@@ -123,7 +122,9 @@ class Game(db.Model):
     corrections: Mapped[list[Correction]] = relationship(
         cascade="all, delete-orphan", order_by="Correction.id"
     )
-    results: Mapped[list[GameResult]] = relationship(cascade="all, delete-orphan")
+    # The derived results (``companion.derived.tables``), found by name when the mappers
+    # are configured: the inputs' models import nothing of what is derived from them.
+    results: Mapped[list[GameResult]] = relationship(cascade="all, delete-orphan")  # noqa: F821
 
     __table_args__ = (
         UniqueConstraint("match_id", "number", name="uq_game_number"),
@@ -243,18 +244,4 @@ class Score(db.Model):
         UniqueConstraint("game_id", "player_id", name="uq_score_player"),
         CheckConstraint("bulls IS NULL OR bulls BETWEEN 0 AND 171", name="bulls"),
         CheckConstraint("(bulls IS NULL) != (cards IS NULL)", name="one_kind"),
-    )
-
-
-class GameResult(db.Model):
-    """Derived: a finished game's bulls for one player, for fast scoreboards."""
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
-    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
-    bulls: Mapped[int]
-
-    __table_args__ = (
-        UniqueConstraint("game_id", "player_id", name="uq_result_player"),
-        Index("ix_result_player", "player_id"),
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from flask import abort
 from sqlalchemy import bindparam, select
+from sqlalchemy.orm import contains_eager
 
 from companion import rules
 from companion.db import db
@@ -18,7 +19,6 @@ from companion.memo import Memo
 from companion.models import (
     Correction,
     Game,
-    GameResult,
     Match,
     PendingCard,
     Play,
@@ -31,7 +31,7 @@ from companion.storage.changes import MATCH_STAMP  # a match's stamp, read once
 
 
 @dataclass
-class GameState:
+class PlayedGame:
     """One game of a match, replayed."""
 
     game: Game
@@ -77,7 +77,7 @@ class MatchState:
     players: list[Player]
     end: rules.EndCondition
     deck: int
-    games: list[GameState] = field(default_factory=list)
+    games: list[PlayedGame] = field(default_factory=list)
     version: int = 0  # the match version this state shows (``match.version`` at replay)
     # The newest correction while nothing was entered after it (a plain row): every
     # phone shows what it changed until the table moves on.
@@ -89,12 +89,12 @@ class MatchState:
         return [player.id for player in self.players]
 
     @property
-    def finished_games(self) -> list[GameState]:
+    def finished_games(self) -> list[PlayedGame]:
         """The complete games, oldest first."""
         return [game for game in self.games if game.finished]
 
     @property
-    def current(self) -> GameState | None:
+    def current(self) -> PlayedGame | None:
         """The game being played, if one is open."""
         if self.games and not self.games[-1].finished:
             return self.games[-1]
@@ -154,12 +154,12 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
         LATEST_CORRECTION, match_id=match.id, table_version=match.table_version
     ).first()
     ids = [player.id for player in players]
-    results = {} if replay_all else stored_results(match.id)
+    results = {} if replay_all else stored_bulls(match)
     last = len(match.games) - 1
     state.games = [
-        GameState(game, None, results[game.id], finished=True)
+        PlayedGame(game, None, results[game.id], finished=True)
         if index != last and game.id in results
-        else game_state(game, ids)
+        else played_game(game, ids)
         for index, game in enumerate(match.games)
     ]
     return state
@@ -243,22 +243,32 @@ def detach(state: MatchState) -> None:
             db.session.expunge(player)
 
 
-def stored_results(match_id: int) -> dict[int, dict[int, int]]:
-    """The derived results of a match's finished games: bulls by player, by game id."""
-    results: dict[int, dict[int, int]] = {}
-    for game_id, player_id, bulls in read(RESULTS, match_id=match_id):
-        results.setdefault(game_id, {})[player_id] = bulls
-    return results
+def stored_bulls(match: Match) -> dict[int, dict[int, int]]:
+    """The results of a match's finished games as stored: bulls by player, by game id.
+
+    Read through ``Game.results`` (one query for every game): the derived table is
+    ``companion.derived``'s, which reads this module, not the other way round.
+    """
+    games = (
+        select(Game)
+        .join(Game.results)  # only the games that have results
+        .where(Game.match_id == match.id)
+        .options(contains_eager(Game.results))
+    )
+    return {
+        game.id: {result.player_id: result.bulls for result in game.results}
+        for game in db.session.scalars(games).unique()
+    }
 
 
-def game_state(game: Game, player_ids: Sequence[int]) -> GameState:
+def played_game(game: Game, player_ids: Sequence[int]) -> PlayedGame:
     """Replay one game: its rounds through the engine, or its typed scores."""
     if game.mode == "scores":
         bulls = {score.player_id: score_bulls(score) for score in game.scores}
-        return GameState(game, None, bulls, finished=True)
+        return PlayedGame(game, None, bulls, finished=True)
     table = rules.replay_game(game.starting, stored_rounds(game.id), player_ids)
     finished = table.finished
-    return GameState(game, table, table.bulls(), finished, {} if finished else entered(game.id))
+    return PlayedGame(game, table, table.bulls(), finished, {} if finished else entered(game.id))
 
 
 def entered(game_id: int) -> dict[int, int]:
@@ -280,11 +290,6 @@ def stored_rounds(game_id: int) -> list[tuple[list[tuple[int, int]], dict[int, i
 
 # The replay's inputs, read as plain rows: statements built once (SQLAlchemy then skips
 # building and keying them for every read) and run on the session's connection.
-RESULTS = (
-    select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
-    .join(Game)
-    .where(Game.match_id == bindparam("match_id"))
-)
 LATEST_CORRECTION = (
     select(
         Correction.game_id,
@@ -331,20 +336,6 @@ def score_bulls(score: Score) -> int:
 def parse_pile_text(text: str) -> list[int]:
     """Split a stored pile ("5,22,47") into cards."""
     return [int(card) for card in text.split(",") if card]
-
-
-def sync_results(game: GameState) -> None:
-    """Make the derived GameResult rows match the replayed game (call inside the write)."""
-    stored = {result.player_id: result.bulls for result in game.game.results}
-    wanted = game.bulls if game.finished else {}
-    if stored == wanted:
-        return
-    # Delete and flush first: inserting before the delete would trip the unique key.
-    game.game.results.clear()
-    db.session.flush()
-    game.game.results.extend(
-        GameResult(player_id=player_id, bulls=count) for player_id, count in wanted.items()
-    )
 
 
 def get_match(match_id: int) -> Match:

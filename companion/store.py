@@ -9,11 +9,14 @@ when another phone wrote in between, the request is checked again against the ne
 state, so two players sending their own cards at the same moment both get in, and a
 second copy of the same entry is refused.
 
-The version rises here and nowhere else: with every stored entry, undo and new link,
-and (``write_matches``) for every match a renamed player sits in. ``table_version``
-rises too, except for cards that stay hidden until the round is complete. A change that
-may finish or reopen a game refreshes the derived results and statistics in the same
-transaction; one that ends a match sends ``match_finished`` once it is stored.
+Every other write is here too, one function each: a new match (``create_match``), its
+rematch, a player's arrival, new name, archiving and removal, deleting a match, the
+rebuild and the import's copy. The version rises here and nowhere else: with every
+stored entry, undo and new link, and (``rename_player``) for every match a renamed
+player sits in. ``table_version`` rises too, except for cards that stay hidden until
+the round is complete. A change that may finish or reopen a game refreshes the derived
+results and statistics in the same transaction (``companion.derived``); one that ends
+a match sends ``match_finished`` once it is stored.
 
 A write transaction is always asked for explicitly, with ``writing``: on SQLite it
 begins with BEGIN IMMEDIATE after the writer lock (``companion.storage.sqlite``); on other
@@ -24,20 +27,24 @@ queue while other tables play on. Everything else reads in plain transactions.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from blinker import Namespace
 from flask import current_app
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion import storage
 from companion.db import WRITE, WRITE_WAIT, db
-from companion.derived import PlayerMatchStat, Rebuilt, delete_rows, rebuild, refresh_match
-from companion.models import Game, Match, PendingCard
-from companion.state import MatchState, current_state, game_state, sync_results
+from companion.derived import Rebuilt, rebuild, refresh_results
+from companion.models import Match, PendingCard, Player, Seat
+from companion.rules import EndCondition
+from companion.rules.names import name_key
+from companion.state import MatchState, current_state
 
 # What the features above ask of the database's own code (companion.storage), which only
 # the store and the start-up import: the live streams' feed, the import's steps on each
@@ -76,6 +83,7 @@ match_finished = Namespace().signal("match-finished")
 
 STORED = "stored"
 RACED = "raced"  # a unique key tripped: another phone stored the same entry just before
+Copied = TypeVar("Copied")
 WRITE_ATTEMPTS = 10  # each retry means another phone of the table stored something
 
 
@@ -142,12 +150,70 @@ def store(state: MatchState, change: Change) -> str:
     return STORED
 
 
-def write_matches(match_ids: list[int], statement) -> None:
-    """Run a statement that shows on match pages outside their play (a player's new
-    name), raising the version of every one of those matches, in one write."""
-    with writing(*match_ids):
-        db.session.execute(statement)
-        raise_versions(match_ids)
+def create_match(
+    end: EndCondition, pro: bool, seats: list[int], new_name: str | None
+) -> Match | None:
+    """Store a new match: its house rules, the seated players in order and a new player
+    typed in the form (seated last). None when that name was taken meanwhile (the unique
+    key, in a race with another phone): nothing is stored."""
+    try:
+        with writing():
+            match = Match(end_kind=end.kind, end_value=end.value, pro=pro)
+            players = [db.session.get(Player, player_id) for player_id in seats]
+            if new_name:
+                players.append(new_player(new_name))
+            match.seats = [Seat(player=p, position=index) for index, p in enumerate(players, 1)]
+            db.session.add(match)
+    except IntegrityError:
+        return None
+    return match
+
+
+def new_player(name: str) -> Player:
+    """Add a player to the session (inside a write)."""
+    player = Player(name=name, name_key=name_key(name))
+    db.session.add(player)
+    return player
+
+
+def add_player(name: str) -> bool:
+    """Store a new player; False when the name was taken meanwhile (the unique key)."""
+    try:
+        with writing():
+            new_player(name)
+    except IntegrityError:
+        return False
+    return True
+
+
+def rename_player(player_id: int, name: str) -> bool:
+    """Rename a player, raising the version of every match they sit in, so the new name
+    shows there at once; False when the name was taken meanwhile (the unique key)."""
+    seated = list(db.session.scalars(select(Seat.match_id).where(Seat.player_id == player_id)))
+    renamed = update(Player).where(Player.id == player_id)
+    try:
+        with writing(*seated):
+            db.session.execute(renamed.values(name=name, name_key=name_key(name)))
+            raise_versions(seated)
+    except IntegrityError:
+        return False
+    return True
+
+
+def archive_player(player_id: int, archived: bool) -> None:
+    """Archive a player (not offered for new matches) or restore them."""
+    with writing():
+        db.session.execute(update(Player).where(Player.id == player_id).values(archived=archived))
+
+
+def delete_player(player_id: int) -> bool:
+    """Delete a player (one who never played: the caller checks); False if there is none."""
+    with writing():
+        player = db.session.get(Player, player_id)
+        if player is None:
+            return False
+        db.session.delete(player)
+    return True
 
 
 def start_rematch(old_id: int, make: Callable[[], Match]) -> int:
@@ -169,15 +235,20 @@ def start_rematch(old_id: int, make: Callable[[], Match]) -> int:
     return match.id
 
 
-def delete_match(match_id: int) -> None:
-    """Delete a match and what cascades from it; a match it was the rematch of offers
-    Rematch again."""
+def delete_match(match_id: int, version: int | None) -> bool:
+    """Delete a match and what cascades from it, if it is still at ``version`` (the one
+    its deletion was confirmed at; checked inside the write, as ``raise_version`` does);
+    False if it moved on. A match it was the rematch of offers Rematch again."""
     with writing(match_id):  # cascades: seats, games, rounds, plays, scores, results
+        current = db.session.scalar(select(Match.version).where(Match.id == match_id))
+        if current is None or current != version:
+            return False
         db.session.execute(
             update(Match).where(Match.rematch_id == match_id).values(rematch_id=None),
             execution_options={"synchronize_session": False},
         )
         db.session.execute(delete(Match).where(Match.id == match_id))
+    return True
 
 
 def rebuild_matches(echo: Callable[[str], None]) -> Rebuilt:
@@ -188,6 +259,20 @@ def rebuild_matches(echo: Callable[[str], None]) -> Rebuilt:
         rebuilt = rebuild(check=False, echo=echo)
         raise_versions(list(rebuilt.differing))
     return rebuilt
+
+
+def copy_import(
+    connection: Connection, turn: AbstractContextManager, copy: Callable[[], Copied]
+) -> tuple[Copied, float]:
+    """The import's copy (``companion.backup.load``): ``copy`` in one write transaction
+    on the import's own connection, whose temporary tables hold the staged rows, inside
+    its ``turn`` to write (SQLite's writer lock). Nothing a phone shows changes: the
+    matches are new. Returns what ``copy`` returned and the moment it was committed,
+    before the turn ends: the phones' writes waited until then."""
+    with turn:
+        with connection.begin():
+            copied = copy()
+        return copied, time.monotonic()
 
 
 def raise_versions(match_ids: list[int]) -> None:
@@ -245,30 +330,3 @@ VERSION_RAISE = (
         table_version=Match.__table__.c.table_version + bindparam("tables"),
     )
 )
-
-
-def refresh_results(match_id: int, player_ids: list[int], corrected: tuple[int, ...] = ()) -> bool:
-    """Replay the last game for its results and the match's statistics (in the write),
-    once: the statistics take that replay rather than replaying the game again. Games
-    a correction changed are replayed too, and their figures made anew.
-
-    True when the match is over now.
-    """
-    last = db.session.scalars(
-        select(Game).where(Game.match_id == match_id).order_by(Game.number.desc())
-    ).first()
-    replayed = None
-    for game_id in corrected:
-        if last is None or game_id != last.id:
-            sync_results(game_state(db.session.get(Game, game_id), player_ids))
-    if corrected:  # the same bulls may come from other placements: figures anew
-        delete_rows(match_id, list(corrected))
-    if last is not None:  # of the games not corrected, only the last can have changed
-        replayed = game_state(last, player_ids)
-        sync_results(replayed)
-    refresh_match(match_id, replayed)  # the statistics tables (companion.derived)
-    return bool(
-        db.session.scalar(
-            select(PlayerMatchStat.finished).where(PlayerMatchStat.match_id == match_id).limit(1)
-        )
-    )

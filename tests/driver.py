@@ -8,7 +8,8 @@ from html import unescape
 
 from companion import rules
 from companion.db import db
-from companion.models import GameResult, Match, Play, Player, Round, RowChoice
+from companion.derived import GameResult
+from companion.models import Match, Play, Player, Round, RowChoice
 from companion.state import match_state
 
 

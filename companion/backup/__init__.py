@@ -226,8 +226,10 @@ def copy_after(report: Report) -> threading.Thread | None:
     return copy_after_import(current_app._get_current_object())
 
 
-def register_cli(app: Flask) -> None:
-    """Attach ``export``, ``import`` and ``restore`` to the app's command line."""
+def init_app(app: Flask) -> None:
+    """Register the backup page and ``export``, ``import`` and ``restore`` on the app's
+    command line."""
+    app.register_blueprint(bp)
     app.cli.add_command(export_command)
     app.cli.add_command(import_command)
     app.cli.add_command(restore_command)

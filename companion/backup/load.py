@@ -69,7 +69,6 @@ from companion.db import WRITE_WAIT, DatabaseBusy, db
 from companion.models import (
     Correction,
     Game,
-    GameResult,
     Match,
     Play,
     Player,
@@ -87,7 +86,7 @@ CHUNK = 500  # matches staged per batch of inserts: bounded memory, few calls
 PLAN_BATCH = 10_000  # seats read per batch when planning (PostgreSQL: a server-side cursor)
 
 # A game result is a game statistic's bulls (see ``rows``): copied from that stage.
-FROM_STAGE = {GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
+FROM_STAGE = {derived.GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
 # The tables in the order they are copied: parents first.
 COPIED = (
     Match,
@@ -98,7 +97,7 @@ COPIED = (
     RowChoice,
     Score,
     Correction,
-    GameResult,
+    derived.GameResult,
     derived.PlayerGameStat,
     derived.NemesisCount,
     derived.PlayerMatchStat,
@@ -224,29 +223,15 @@ class Import:
 
     def merge(self) -> int:
         """Copy the staged rows in one write transaction; return the matches' id offset."""
-        connection, tables = self.connection, self.stage_tables
+        connection = self.connection
         wait = float(current_app.config.get("WRITE_WAIT", WRITE_WAIT))
         started = time.monotonic()
         try:
             counts = {model.__table__: self.counts[kind] for model, kind in OWN_IDS.items()}
             reserved = store.postgresql_reserve_ids(connection, counts, wait)
-            with store.turn_to_write(connection, wait):
-                with connection.begin():
-                    added, statement = add_players(tables)
-                    self.report.players_added = connection.scalar(added)
-                    connection.execute(statement)
-                    connection.execute(map_players(tables))
-                    offsets = {
-                        kind: reserved[model.__table__]
-                        if reserved is not None
-                        else connection.scalar(select(func.coalesce(func.max(model.id), 0)))
-                        for model, kind in OWN_IDS.items()
-                    }
-                    for model in COPIED:
-                        if model is derived.PlayerMatchStat:  # the last: held until commit
-                            derived.in_commit_order(connection)
-                        connection.execute(merge_statement(model, tables, offsets))
-                self.report.merge_seconds = time.monotonic() - started  # committed
+            turn = store.turn_to_write(connection, wait)
+            offsets, committed = store.copy_import(connection, turn, lambda: self.copy(reserved))
+            self.report.merge_seconds = committed - started
         except OperationalError as error:
             if fault_of(error) == BUSY:  # another program held the database: 503
                 raise DatabaseBusy(f"the database stayed locked for {wait:g} s") from error
@@ -254,6 +239,26 @@ class Import:
         except IntegrityError:
             raise busy() from None
         return offsets["match"]
+
+    def copy(self, reserved: dict | None) -> dict[str, int]:
+        """The copy's statements (in its write): the new players, then every table's
+        staged rows; the id offsets used."""
+        connection, tables = self.connection, self.stage_tables
+        added, statement = add_players(tables)
+        self.report.players_added = connection.scalar(added)
+        connection.execute(statement)
+        connection.execute(map_players(tables))
+        offsets = {
+            kind: reserved[model.__table__]
+            if reserved is not None
+            else connection.scalar(select(func.coalesce(func.max(model.id), 0)))
+            for model, kind in OWN_IDS.items()
+        }
+        for model in COPIED:
+            if model is derived.PlayerMatchStat:  # the last: held until commit
+                derived.in_commit_order(connection)
+            connection.execute(merge_statement(model, tables, offsets))
+        return offsets
 
 
 def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:

@@ -1,113 +1,29 @@
-"""Derived statistics tables: per game and player, per rival, per match and player.
+"""Derived data, all of it: the tables (``tables``), their refresh and their check.
 
-Like ``GameResult`` these are results, not inputs: their values are computed by
-``companion.derived.figures`` from the engine's steps and the stored game results, written in
-the same transaction as the game results (``refresh_match``, called by
-``companion.store``), and rebuildable from the inputs (``flask --app companion
-rebuild``, see ``rebuild``).
-Every table cascades with its match or game, so a deleted match leaves no trace.
+Each finished game's results (``results``) and the statistics computed from them and
+the engine's steps by ``companion.derived.figures`` (per game and player, per rival,
+per match and player) are results, not inputs: written in the write that finishes or
+reopens a game (``refresh_results``, called by ``companion.store``), and rebuildable
+from the inputs (``flask --app companion rebuild``, see ``rebuild``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import Connection, ForeignKey, Index, UniqueConstraint, delete, insert, select
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import Connection, delete, insert, select
 
 from companion import rules, storage
 from companion.db import db
 from companion.derived.audit import broken_rows, match_problem
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
+from companion.derived.results import compared, put_results, replay_results, stored_results
+from companion.derived.tables import GameResult, NemesisCount, PlayerGameStat, PlayerMatchStat
 from companion.models import Game, Match
-from companion.state import GameState, game_state, match_state, stored_results, sync_results
+from companion.state import PlayedGame, match_state, played_game
 
-
-class PlayerGameStat(db.Model):
-    """Derived: one player's figures in one finished game; card figures NULL for scores."""
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
-    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
-    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
-    bulls: Mapped[int]
-    cards: Mapped[bool]  # entered card by card; the figures below only then
-    sixth_takes: Mapped[int | None]
-    too_low_takes: Mapped[int | None]
-    clean_rounds: Mapped[int | None]  # rounds in which the player took no bulls
-    fives: Mapped[int | None]  # 55s caught (0 or 1)
-    worst_round: Mapped[int | None]  # most bulls taken in one round
-    worst_round_number: Mapped[int | None]  # the first round with that many
-
-    __table_args__ = (
-        UniqueConstraint("game_id", "player_id", name="uq_game_stat_player"),
-        # Covering: a player's sums and head to head read the index alone, not the rows.
-        Index(
-            "ix_game_stat_player",
-            "player_id",
-            "cards",
-            "bulls",
-            "sixth_takes",
-            "too_low_takes",
-            "clean_rounds",
-            "fives",
-            "worst_round",
-            "game_id",
-        ),
-        Index("ix_game_stat_match", "match_id"),
-    )
-
-
-class NemesisCount(db.Model):
-    """Derived: in one game, how often a rival's card filled a row the player took.
-
-    The rival is the *filler* defined in ``companion.derived.figures`` (the nemesis).
-    """
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
-    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
-    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
-    rival_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
-    takes: Mapped[int]
-
-    __table_args__ = (
-        UniqueConstraint("game_id", "player_id", "rival_id", name="uq_nemesis_rival"),
-        Index("ix_nemesis_player", "player_id"),
-        Index("ix_nemesis_match", "match_id"),
-    )
-
-
-class PlayerMatchStat(db.Model):
-    """Derived: one player's figures in a match that has at least one finished game.
-
-    AUTOINCREMENT: ids are never reused, so (count, max id) fingerprints the table for
-    the ratings cache (rows are replaced, never updated), as long as rows are committed
-    in the order of their ids (``in_commit_order``).
-    """
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
-    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
-    played_at: Mapped[datetime]  # the match's created_at, for the period filter
-    players: Mapped[int]  # seats in the match, for the players filter
-    games: Mapped[int]  # finished games
-    bulls: Mapped[int]  # total over the finished games
-    best_game: Mapped[int]  # fewest bulls in one game
-    worst_game: Mapped[int]  # most bulls in one game
-    finished: Mapped[bool]  # rules.standing(...).over
-    rank: Mapped[int | None]  # finished only: 1 + players with fewer bulls
-    won: Mapped[bool]
-    winners: Mapped[int]  # how many share the win (0 while not finished)
-
-    __table_args__ = (
-        UniqueConstraint("match_id", "player_id", name="uq_match_stat_player"),
-        Index("ix_match_stat_player", "player_id"),
-        Index("ix_match_stat_played", "played_at", "match_id"),
-        {"sqlite_autoincrement": True},
-    )
+__all__ = ["GameResult", "NemesisCount", "PlayerGameStat", "PlayerMatchStat"]
 
 
 # ---------------------------------------------------------------------------
@@ -168,7 +84,7 @@ def delete_rows(match_id: int, game_ids: Sequence[int] | None = None) -> None:
         db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
 
 
-def refresh_match(match_id: int, replayed: GameState | None = None) -> None:
+def refresh_match(match_id: int, replayed: PlayedGame | None = None) -> None:
     """Bring a match's derived rows in line with its game results (inside the write).
 
     Called after every write to a match that may finish or reopen a game: games whose
@@ -198,7 +114,7 @@ def refresh_match(match_id: int, replayed: GameState | None = None) -> None:
         if replayed is not None and replayed.game.id == game_id:
             table = replayed.table
         else:
-            table = game_state(db.session.get(Game, game_id), player_ids).table
+            table = played_game(db.session.get(Game, game_id), player_ids).table
         more_games, more_rivals = game_rows(game_id, match_id, results[game_id], table)
         games += more_games
         rivals += more_rivals
@@ -217,6 +133,22 @@ def refresh_match(match_id: int, replayed: GameState | None = None) -> None:
         db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
         matches = sorted(wanted)
     write_rows(games, rivals, matches)
+
+
+def refresh_results(match_id: int, player_ids: list[int], corrected: Sequence[int] = ()) -> bool:
+    """After a write that may finish or reopen a game (inside it): the last game's
+    results, and those of games a correction changed, replayed once; the figures of
+    corrected games made anew; the match's statistics brought in line. True when the
+    match is over now."""
+    replayed = replay_results(match_id, player_ids, corrected)
+    if corrected:  # the same bulls may come from other placements: figures anew
+        delete_rows(match_id, list(corrected))
+    refresh_match(match_id, replayed)
+    return bool(
+        db.session.scalar(
+            select(PlayerMatchStat.finished).where(PlayerMatchStat.match_id == match_id).limit(1)
+        )
+    )
 
 
 def replayed_rows(match: Match) -> dict[str, set]:
@@ -277,14 +209,13 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
         state = match_state(match, replay_all=True)
         for game in state.games:
             games += 1
-            stored = {result.player_id: result.bulls for result in game.game.results}
-            wanted = game.bulls if game.finished else {}
+            stored, wanted = compared(game)
             if stored != wanted:
                 differing_games += 1
                 differing.append(match.id)
                 echo(f"match {match.id} game {game.number}: stored {stored}, replayed {wanted}")
                 if not check:
-                    sync_results(game)
+                    put_results(game, wanted)
         matches += 1
         wanted_rows, stored_rows_ = rows_of(state), stored_rows([match.id])
         if wanted_rows != stored_rows_:

@@ -12,8 +12,9 @@ from sqlalchemy import func, select
 
 from companion import rules
 from companion.db import db
+from companion.derived import GameResult
 from companion.derived.timing import match_times
-from companion.models import Game, GameResult, Match
+from companion.models import MAX_ID, Game, Match
 from companion.state import get_match
 from companion.store import delete_match
 from companion.web import present
@@ -123,8 +124,15 @@ def delete(match_id: int):
     item = entries([get_match(match_id)])[0]
     if not may_delete(item):
         abort(403)
-    if request.form.get("version") != str(item.match.version):  # changed since confirming
+    if not delete_match(match_id, confirmed_version(request.form.get("version", ""))):
+        item = entries([get_match(match_id)])[0]  # changed since confirming: as it is now
         return render("history/delete.html", "delete", entry=item, allowed=True, stale=True), 409
-    delete_match(match_id)
     session[DELETED_KEY] = match_id
     return redirect(url_for("history.index"), code=303)
+
+
+def confirmed_version(value: str) -> int | None:
+    """The version a deletion was confirmed at, as the form sent it (None if it is not
+    one a page wrote: a version is a database integer, like an id, written plainly)."""
+    version = rules.whole_number(value, 0, MAX_ID)
+    return version if str(version) == value else None

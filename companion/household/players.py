@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, request, url_for
 from flask_babel import gettext
-from sqlalchemy import exists, func, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import exists, func, select
 
 from companion.db import db
 from companion.models import Player, Seat
 from companion.rules.names import clean_name, name_key
-from companion.store import write_matches, writing
+from companion.store import add_player, archive_player, delete_player, rename_player
 from companion.web.htmx import render
 
 bp = Blueprint("players", __name__, url_prefix="/players")
@@ -30,13 +29,6 @@ def check_new_name(raw: str | None, except_id: int | None = None) -> tuple[str, 
     if error is None and name_taken(name, except_id):
         error = gettext("There is already a player called %(name)s.", name=name)
     return name, error
-
-
-def add_player(name: str) -> Player:
-    """Add a player to the session (the caller commits)."""
-    player = Player(name=name, name_key=name_key(name))
-    db.session.add(player)
-    return player
 
 
 def has_played(player: Player) -> bool:
@@ -65,7 +57,7 @@ def index():
 def create():
     """Add a player: checked first without the write lock, then stored briefly."""
     name, error = check_new_name(request.form.get("name"))
-    if error is None and not stored(lambda: add_player(name)):
+    if error is None and not add_player(name):
         error = gettext("There is already a player called %(name)s.", name=name)
     if error:
         return render(
@@ -92,15 +84,12 @@ def rename(player_id: int):
     """Rename a player; their history stays theirs (checked before the write lock).
 
     The new name shows on every match they sit in at once: the rename raises those
-    matches' versions (``store.write_matches``), as any entry would.
+    matches' versions (``store.rename_player``), as any entry would.
     """
     player = get_player(player_id)
     name, error = check_new_name(request.form.get("name"), except_id=player.id)
     if error is None:
-        seated = list(db.session.scalars(select(Seat.match_id).where(Seat.player_id == player_id)))
-        renamed = update(Player).where(Player.id == player_id)
-        new_name = renamed.values(name=name, name_key=name_key(name))
-        if stored(lambda: write_matches(seated, new_name), alone=False):
+        if rename_player(player_id, name):
             return redirect(url_for("players.index"), code=303)
         error = gettext("There is already a player called %(name)s.", name=name)
     return render(
@@ -118,8 +107,7 @@ def archive(player_id: int):
     """Archive or restore a player: archived players are not offered for new matches."""
     get_player(player_id)
     archived = request.form.get("archived") == "1"
-    with writing():
-        db.session.execute(update(Player).where(Player.id == player_id).values(archived=archived))
+    archive_player(player_id, archived)
     return redirect(url_for("players.index"), code=303)
 
 
@@ -128,21 +116,6 @@ def delete(player_id: int):
     """Delete a player who never played; one with history can only be archived."""
     if has_played(get_player(player_id)):
         abort(409)
-    with writing():
-        db.session.delete(get_player(player_id))
+    if not delete_player(player_id):
+        abort(404)
     return redirect(url_for("players.index"), code=303)
-
-
-def stored(change, alone: bool = True) -> bool:
-    """Store a new or renamed player: ``change`` in a short write (unless it makes its
-    own, ``alone=False``); False when the name was taken meanwhile (the unique key, in a
-    race with another phone)."""
-    try:
-        if alone:
-            with writing():
-                change()
-        else:
-            change()
-    except IntegrityError:
-        return False
-    return True

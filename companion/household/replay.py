@@ -11,7 +11,7 @@ from flask import Blueprint, abort, request
 
 from companion.models import Game, Match
 from companion.rules import whole_number
-from companion.state import GameState, game_state, get_match
+from companion.state import PlayedGame, get_match, played_game
 from companion.web import present
 from companion.web.access import PLAYER, access
 from companion.web.htmx import render
@@ -43,7 +43,7 @@ def show(match_id: int, number: int):
     match = get_match(match_id)
     game = get_game(match, number)
     players = [seat.player for seat in match.seats]
-    replayed = game_state(game, [player.id for player in players])
+    replayed = played_game(game, [player.id for player in players])
     names = {player.id: player.name for player in players}
     if replayed.table is None:
         tally = [(names[pid], replayed.bulls.get(pid, 0)) for pid in names]
@@ -63,7 +63,7 @@ def show(match_id: int, number: int):
     )
 
 
-def round_view(replayed: GameState, number: int, names: dict[int, str]) -> dict:
+def round_view(replayed: PlayedGame, number: int, names: dict[int, str]) -> dict:
     """What the replay page shows of round ``number`` (0: the starting cards only)."""
     rounds = replayed.table.rounds
     before = rounds[number - 2].rows if number > 1 else [(card,) for card in replayed.game.starting]

@@ -3,7 +3,26 @@ undo, corrections, player and watch links, live pushes and polls, and the table 
 (one blueprint, ``play``).
 """
 
+from flask import Flask
+
 from companion.play import correct, entry, home, links, live, pages, push, setup, undo
 from companion.play.blueprint import bp
 
-__all__ = ["bp", "correct", "entry", "home", "links", "live", "pages", "push", "setup", "undo"]
+__all__ = [
+    "bp",
+    "correct",
+    "entry",
+    "home",
+    "init_app",
+    "links",
+    "live",
+    "pages",
+    "push",
+    "setup",
+    "undo",
+]
+
+
+def init_app(app: Flask) -> None:
+    """Register the match pages (the ``play`` blueprint)."""
+    app.register_blueprint(bp)

@@ -7,13 +7,13 @@ from companion import rules
 from companion.derived.timing import match_times
 from companion.play.bgstats import bgstats_link
 from companion.play.changes import latest
-from companion.state import GameState, MatchState
+from companion.state import MatchState, PlayedGame
 from companion.web import present
 from companion.web.access import access, me
 from companion.web.chart import Chart, bars, line_chart
 
 
-def board(state: MatchState, view: str = "match") -> dict:
+def match_view(state: MatchState, view: str = "match") -> dict:
     """What the match page shows: the game on the table, the round just placed, the
     row choice it waits for, what to enter next and the score."""
     standing = state.standing
@@ -84,7 +84,7 @@ def entry_view(state: MatchState) -> dict:
     }
 
 
-def shown_round(game: GameState | None, name) -> present.RoundView | None:
+def shown_round(game: PlayedGame | None, name) -> present.RoundView | None:
     """The round the page shows as just placed: the game's last, unless it waits for a
     row choice (its too-low card is always the round's first, so nothing is placed yet)."""
     if game is None or game.pending is not None or game.last_round is None:

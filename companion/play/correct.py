@@ -20,7 +20,7 @@ from companion.models import Play, Round, RowChoice
 from companion.play.blueprint import bp
 from companion.play.changes import Changes, describe, record
 from companion.play.entry import Rejected, race_message, translate
-from companion.state import GameState, MatchState, current_state, stored_rounds
+from companion.state import MatchState, PlayedGame, current_state, stored_rounds
 from companion.store import RACED, Change, write_match
 from companion.web.access import PLAYER, access, require_player
 from companion.web.htmx import render
@@ -46,14 +46,14 @@ class Review(Exception):
         self.state, self.plan = state, plan
 
 
-def game_of(state: MatchState, number: int) -> GameState:
+def game_of(state: MatchState, number: int) -> PlayedGame:
     """The match's cards game with this number, or 404."""
     if not 1 <= number <= len(state.games) or state.games[number - 1].game.mode != "cards":
         abort(404)
     return state.games[number - 1]
 
 
-def values_of(state: MatchState, game: GameState, number: int) -> dict[str, str]:
+def values_of(state: MatchState, game: PlayedGame, number: int) -> dict[str, str]:
     """The round's stored cards and choices as the form's values."""
     rounds = stored_rounds(game.game.id)
     if not 1 <= number <= len(rounds):
@@ -172,7 +172,7 @@ def plan_correction(state: MatchState, number: int, round_number: int, form) -> 
     return Plan(change_for(state, game, round_number, rounds, after), changes)
 
 
-def read_round(state: MatchState, game: GameState, before, rounds, number: int, form):
+def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int, form):
     """The form's cards and choices for round ``number``, checked like a new round."""
     rows = before.rounds[number - 2].rows if number > 1 else [(c,) for c in game.game.starting]
     others = {
@@ -233,7 +233,7 @@ def read_round(state: MatchState, game: GameState, before, rounds, number: int, 
     return plays, choices
 
 
-def check_match(state: MatchState, game: GameState, after: rules.GameState) -> None:
+def check_match(state: MatchState, game: PlayedGame, after: rules.GameState) -> None:
     """Refuse a correction that leaves the match impossible: a game before the last one
     waiting for a choice, or an end before a game that was already played."""
     last = state.games[-1]
@@ -262,7 +262,7 @@ def check_match(state: MatchState, game: GameState, after: rules.GameState) -> N
             )
 
 
-def change_for(state: MatchState, game: GameState, number: int, rounds, after) -> Change:
+def change_for(state: MatchState, game: PlayedGame, number: int, rounds, after) -> Change:
     """The statements that store a correction: the round's rows replaced, the choices
     dropped deleted, the correction recorded; the game's results replayed."""
     game_id = game.game.id

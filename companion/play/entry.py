@@ -15,7 +15,7 @@ from companion import rules
 from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.play.blueprint import bp
-from companion.play.board import board
+from companion.play.board import match_view
 from companion.play.changes import unneeded_after
 from companion.state import MatchState, current_state
 from companion.store import RACED, Change, write_match
@@ -100,7 +100,7 @@ def show_with_errors(match_id: int, errors: Errors):
     """The match page again with the user's values and the messages, status 422."""
     state = current_state(match_id)
     return render(
-        "matches/show.html", "match", **board(state), form=request.form, errors=errors
+        "matches/show.html", "match", **match_view(state), form=request.form, errors=errors
     ), 422
 
 

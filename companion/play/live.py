@@ -24,7 +24,7 @@ from flask_wtf.csrf import generate_csrf
 
 from companion.memo import Memo
 from companion.play.blueprint import bp
-from companion.play.board import board, entry_view, phone_form_key, table_key
+from companion.play.board import entry_view, match_view, phone_form_key, table_key
 from companion.state import MATCH_STAMP, MatchState, current_state, read, replayed
 from companion.web.access import LINKS, level_for, me
 from companion.web.htmx import render
@@ -139,14 +139,14 @@ def read_stamp(match_id: int) -> tuple[int, int, str, str] | None:
 def table_view(match_id: int):
     """The big-screen view for a tablet or TV: rows, last steps and score, updating live."""
     return render(
-        "matches/table.html", **board(current_state(match_id), "table"), form={}, errors={}
+        "matches/table.html", **match_view(current_state(match_id), "table"), form={}, errors={}
     )
 
 
 def render_table(state: MatchState, view: str) -> TableShown:
     """Render the live regions of the state's table version, with slots for the CSRF
     token and for the "Entered:" line, the only part that changes with hidden cards."""
-    context = board(state, view)
+    context = match_view(state, view)
     html = compact(
         render("matches/live.html", **context, form={}, errors={}, entered_slot=ENTERED_SLOT)
     )

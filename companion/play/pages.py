@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from companion.derived.timing import match_times
 from companion.play.blueprint import bp
-from companion.play.board import board, totals_chart
+from companion.play.board import match_view, totals_chart
 from companion.state import current_state
 from companion.web.htmx import render
 
@@ -13,7 +13,7 @@ from companion.web.htmx import render
 def show(match_id: int):
     """The match at the table: the rows, the next thing to enter, the score."""
     state = current_state(match_id)
-    return render("matches/show.html", "match", **board(state), form={}, errors={})
+    return render("matches/show.html", "match", **match_view(state), form={}, errors={})
 
 
 @bp.get("/matches/<id:match_id>/grid")
@@ -28,7 +28,7 @@ def grid(match_id: int):
 def scoreboard(match_id: int):
     """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
     state = current_state(match_id)
-    context = board(state)
+    context = match_view(state)
     context["times"] = context["times"] or match_times([match_id])[match_id]
     return render(
         "matches/scoreboard.html",

@@ -5,15 +5,14 @@ from __future__ import annotations
 from flask import redirect, request, url_for
 from flask_babel import gettext
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from companion import rules
 from companion.db import db
-from companion.household.players import add_player, check_new_name
+from companion.household.players import check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.play.blueprint import bp
 from companion.state import get_match
-from companion.store import start_rematch, writing
+from companion.store import create_match, start_rematch
 from companion.web import present
 from companion.web.access import grant
 from companion.web.htmx import render
@@ -95,15 +94,8 @@ def create():
         errors["deck"] = gettext("The pro variant is for 2 to 6 players.")
     if errors:
         return new_match_form(errors), 422
-    try:
-        with writing():
-            match = Match(end_kind=end.kind, end_value=end.value, pro=pro)
-            players = [db.session.get(Player, player_id) for player_id in seats]
-            if new_name:
-                players.append(add_player(new_name))
-            match.seats = [Seat(player=p, position=index) for index, p in enumerate(players, 1)]
-            db.session.add(match)
-    except IntegrityError:
+    match = create_match(end, pro, seats, new_name)
+    if match is None:
         return new_match_form({"new_player": gettext("That name was just taken.")}), 422
     grant(match.id, match.player_token)  # the phone that starts a match holds its player link
     return redirect(url_for("play.show", match_id=match.id), code=303)

@@ -8,9 +8,9 @@ from driver import add_players, enter_round, play_game, score_game, start_game, 
 
 from companion import derived
 from companion.db import db
+from companion.derived import GameResult
 from companion.models import (
     Game,
-    GameResult,
     Match,
     Play,
     Player,

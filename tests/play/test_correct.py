@@ -22,8 +22,8 @@ from driver import (
 
 from companion import rules
 from companion.db import db
-from companion.derived import PlayerMatchStat, replayed_rows, stored_rows
-from companion.models import Correction, GameResult, Match
+from companion.derived import GameResult, PlayerMatchStat, replayed_rows, stored_rows
+from companion.models import Correction, Match
 
 
 def three_rounds(client, match_id, ids, choice_round_two=True):

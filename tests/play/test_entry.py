@@ -23,7 +23,7 @@ from driver import (
 
 from companion import rules
 from companion.db import db
-from companion.models import GameResult
+from companion.derived import GameResult
 
 
 def test_a_whole_cards_game_matches_the_engine(client):

@@ -14,7 +14,7 @@ from driver import (
 )
 
 from companion.db import db
-from companion.models import GameResult
+from companion.derived import GameResult
 
 # --- a whole game, card by card ---------------------------------------------
 

@@ -26,8 +26,8 @@ from sqlalchemy.pool import NullPool
 from companion import create_app
 from companion.backup.copies import copy_target
 from companion.db import db
-from companion.derived import in_commit_order
-from companion.models import GameResult, Match, Play, Player, Round
+from companion.derived import GameResult, in_commit_order
+from companion.models import Match, Play, Player, Round
 from companion.storage import checkpoint_in_background
 from companion.storage.postgresql import MATCH_ROWS_LOCK
 from companion.store import writing
