@@ -4,13 +4,17 @@ The database, its copies and the secret key are made 0600, and the folders that 
 them 0700: on a shared computer, another user could otherwise read every match's
 player link. SQLite gives the side files it makes (WAL, SHM, journal) the database's
 own mode. Files and the instance folder left looser by an older version are tightened
-at start.
+at start. The lock files beside them (``file_turn``) are made 0600 too.
 """
 
+import contextlib
 import errno
 import logging
 import os
 import stat
+from collections.abc import Iterator
+
+from filelock import FileLock, Timeout
 
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
@@ -54,3 +58,23 @@ def private_folder(folder: str | os.PathLike) -> None:
     """Create ``folder`` 0700 when missing, else tighten it."""
     os.makedirs(folder, FOLDER_MODE, exist_ok=True)
     tighten(folder, FOLDER_MODE)
+
+
+@contextlib.contextmanager
+def file_turn(path: str | os.PathLike, wait: bool) -> Iterator[bool]:
+    """Hold the lock file ``path`` (0600) while the block runs, and say whether it is
+    held: without ``wait``, False at once while another process has it.
+
+    filelock's lock is the kernel's ``flock``, let go if the process dies; it is not
+    thread-local, so the caller decides which of its threads take turns.
+    """
+    lock = FileLock(path, mode=FILE_MODE, thread_local=False)
+    try:
+        lock.acquire(blocking=wait)
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()

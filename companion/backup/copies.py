@@ -27,12 +27,11 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
-from filelock import FileLock, Timeout
 from flask import Flask
 from flask_babel import format_decimal
 
 from companion.db import db
-from companion.private import private_file, private_folder
+from companion.private import file_turn, private_file, private_folder
 from companion.store import sqlite_file_of
 
 logger = logging.getLogger(__name__)
@@ -209,17 +208,9 @@ def folder_lock(folder: Path, wait: bool) -> Iterator[bool]:
     if not _turns.acquire(blocking=wait):
         yield False
         return
-    lock = FileLock(folder / ".lock", mode=0o600, thread_local=False)
     try:
-        try:
-            lock.acquire(blocking=wait)
-        except Timeout:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            lock.release()
+        with file_turn(folder / ".lock", wait) as held:
+            yield held
     finally:
         _turns.release()
 

@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from filelock import FileLock, Timeout
 from sqlalchemy import Connection, DateTime, Table, func, insert, select
 
 from companion.db import DatabaseBusy
+from companion.private import file_turn
 from companion.storage import is_postgresql, is_sqlite
 from companion.storage.postgresql import IMPORT_LOCK_KEY, lock_timeout
 from companion.storage.sqlite import writer_lock
@@ -165,15 +165,10 @@ def only_import(connection: Connection) -> Iterator[None]:
     """Hold the import lock of every server process (and server) for this database."""
     path = sqlite_file(connection)
     if path is not None:
-        lock = FileLock(f"{path}.import", mode=0o600, thread_local=False)
-        try:
-            lock.acquire(blocking=False)
-        except Timeout:
-            raise AnotherImport from None
-        try:
+        with file_turn(f"{path}.import", wait=False) as held:
+            if not held:
+                raise AnotherImport
             yield
-        finally:
-            lock.release()
         return
     if is_postgresql(connection):
         locked = connection.scalar(select(func.pg_try_advisory_lock(IMPORT_LOCK_KEY)))

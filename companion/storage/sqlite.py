@@ -25,6 +25,7 @@ from sqlalchemy import Engine, event
 from sqlalchemy.exc import DisconnectionError
 
 from companion.db import WRITE, WRITE_WAIT, DatabaseBusy, DatabaseUnavailable
+from companion.private import file_turn
 
 try:
     import fcntl
@@ -298,16 +299,8 @@ def serving_lock(database) -> Iterator[bool]:
     if fcntl is None:  # no server process holds a shared lock (below) to be found
         yield True
         return
-    lock = FileLock(f"{database}.serving", mode=0o600, thread_local=False)
-    try:
-        lock.acquire(blocking=False)  # refused while a server process holds it shared
-    except Timeout:
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        lock.release()
+    with file_turn(f"{database}.serving", wait=False) as free:  # refused while one is held shared
+        yield free
 
 
 _serving: list[int] = []
