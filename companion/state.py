@@ -6,12 +6,12 @@ the placing and counting, this module only feeds it the stored inputs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from flask import abort
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import contains_eager
 
 from companion import rules
 from companion.db import db
@@ -244,21 +244,25 @@ def detach(state: MatchState) -> None:
 
 
 def stored_bulls(match: Match) -> dict[int, dict[int, int]]:
-    """The results of a match's finished games as stored: bulls by player, by game id.
+    """The results of a match's finished games as stored: bulls by player, by game id."""
+    results: dict[int, dict[int, int]] = {}
+    for game_id, player_id, bulls in read(results_statement(), match_id=match.id):
+        results.setdefault(game_id, {})[player_id] = bulls
+    return results
 
-    Read through ``Game.results`` (one query for every game): the derived table is
-    ``companion.derived``'s, which reads this module, not the other way round.
-    """
-    games = (
-        select(Game)
-        .join(Game.results)  # only the games that have results
-        .where(Game.match_id == match.id)
-        .options(contains_eager(Game.results))
+
+@functools.cache
+def results_statement():
+    """The stored results of a match's games, read as plain rows (no ORM objects: a
+    replay for every new table version reads them). The table is found through
+    ``Game.results``: it is ``companion.derived``'s, which reads this module, not the
+    other way round; the relationship names it only once the mappers are configured."""
+    result = Game.results.property.mapper.class_
+    return (
+        select(result.game_id, result.player_id, result.bulls)
+        .join(Game)
+        .where(Game.match_id == bindparam("match_id"))
     )
-    return {
-        game.id: {result.player_id: result.bulls for result in game.results}
-        for game in db.session.scalars(games).unique()
-    }
 
 
 def played_game(game: Game, player_ids: Sequence[int]) -> PlayedGame:
