@@ -154,7 +154,7 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
         LATEST_CORRECTION, match_id=match.id, table_version=match.table_version
     ).first()
     ids = [player.id for player in players]
-    results = {} if replay_all else stored_bulls(match)
+    results = {} if replay_all else stored_results(match.id)
     last = len(match.games) - 1
     state.games = [
         PlayedGame(game, None, results[game.id], finished=True)
@@ -243,10 +243,11 @@ def detach(state: MatchState) -> None:
             db.session.expunge(player)
 
 
-def stored_bulls(match: Match) -> dict[int, dict[int, int]]:
-    """The results of a match's finished games as stored: bulls by player, by game id."""
+def stored_results(match_id: int) -> dict[int, dict[int, int]]:
+    """The results of a match's finished games as stored: bulls by player, by game id
+    (a replay reads them; so do ``companion.derived``'s refresh and rebuild)."""
     results: dict[int, dict[int, int]] = {}
-    for game_id, player_id, bulls in read(results_statement(), match_id=match.id):
+    for game_id, player_id, bulls in read(results_statement(), match_id=match_id):
         results.setdefault(game_id, {})[player_id] = bulls
     return results
 

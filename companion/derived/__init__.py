@@ -18,10 +18,10 @@ from companion import rules, storage
 from companion.db import db
 from companion.derived.audit import broken_rows, match_problem
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
-from companion.derived.results import compared, put_results, replay_results, stored_results
+from companion.derived.results import compared, put_results, replay_results
 from companion.derived.tables import GameResult, NemesisCount, PlayerGameStat, PlayerMatchStat
 from companion.models import Game, Match
-from companion.state import PlayedGame, match_state, played_game
+from companion.state import PlayedGame, match_state, played_game, stored_results
 
 __all__ = ["GameResult", "NemesisCount", "PlayerGameStat", "PlayerMatchStat"]
 

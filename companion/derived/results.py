@@ -1,4 +1,5 @@
-"""Each finished game's results (``GameResult``): read, compared with the replay, put right.
+"""Each finished game's results (``GameResult``): compared with the replay, put right
+(``companion.state.stored_results`` reads them).
 
 The results are written in the write that finishes or reopens a game
 (``refresh_results``, called by ``companion.store``) and by ``rebuild``; both compare
@@ -9,26 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import select
 
 from companion.db import db
 from companion.derived.tables import GameResult
 from companion.models import Game
-from companion.state import PlayedGame, played_game, read
-
-RESULTS = (
-    select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
-    .join(Game)
-    .where(Game.match_id == bindparam("match_id"))
-)
-
-
-def stored_results(match_id: int) -> dict[int, dict[int, int]]:
-    """The derived results of a match's finished games: bulls by player, by game id."""
-    results: dict[int, dict[int, int]] = {}
-    for game_id, player_id, bulls in read(RESULTS, match_id=match_id):
-        results.setdefault(game_id, {})[player_id] = bulls
-    return results
+from companion.state import PlayedGame, played_game
 
 
 def compared(game: PlayedGame) -> tuple[dict[int, int], dict[int, int]]:
