@@ -27,8 +27,9 @@ def household_timezone(configured: str | None) -> str:
     try:
         pytz.timezone(name)
     except pytz.UnknownTimeZoneError:
+        told = f"COMPANION_TIMEZONE={name!r}" if configured else f"the machine's zone {name!r}"
         raise ValueError(
-            f"COMPANION_TIMEZONE={name!r} is not a timezone: use a name such as Europe/Berlin"
+            f"{told} is not a timezone: set COMPANION_TIMEZONE to a name such as Europe/Berlin"
         ) from None
     return name
 

@@ -86,3 +86,9 @@ def test_without_a_setting_the_machines_own_timezone_counts(monkeypatch, tmp_pat
 def test_a_name_that_is_no_timezone_stops_the_start_with_a_message(tmp_path):
     with pytest.raises(ValueError, match="COMPANION_TIMEZONE='Mars/Olympus' is not a timezone"):
         make_app(tmp_path / "companion.sqlite", TIMEZONE="Mars/Olympus")
+
+
+def test_a_machine_zone_unknown_here_says_to_set_one(monkeypatch, tmp_path):
+    monkeypatch.setattr(i18n.tzlocal, "get_localzone_name", lambda: "Mars/Olympus")
+    with pytest.raises(ValueError, match="the machine's zone 'Mars/Olympus' is not a timezone"):
+        make_app(tmp_path / "companion.sqlite", TIMEZONE=None)
