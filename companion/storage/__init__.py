@@ -74,7 +74,6 @@ def init_app(app: Flask) -> None:
     for engine in engines:
         if is_sqlite(engine):
             sqlite.bind_hooks(engine)
-    app.extensions["companion.storage"] = True
 
 
 def lock_rows(session, match_ids, every_match: bool, wait: float) -> None:
