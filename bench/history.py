@@ -21,7 +21,8 @@ from sqlalchemy import insert
 from companion import derived, rules
 from companion.backup.load import COPIED
 from companion.db import db
-from companion.derived import GameResult, figures
+from companion.derived import GameResult, figures, ratings
+from companion.derived.timing import GameTimes, counted, timeline
 from companion.models import (
     Game,
     Match,
@@ -110,7 +111,7 @@ def add_match(history: History, rng: random.Random, ids: list[int], when, last: 
     )
     for position, player in enumerate(players, 1):
         history.add(Seat, match_id=match_id, player_id=player, position=position)
-    games = []
+    games, times, finished = [], [], []
     while not rules.standing(players, games, end).over:
         game_id = history.new_id("game")
         starting, rounds, replay, bulls = simulate_cards(rng, players, deck)
@@ -126,22 +127,28 @@ def add_match(history: History, rng: random.Random, ids: list[int], when, last: 
             created_at=started,
             **({f"row{n}": card for n, card in enumerate(starting, 1)} if mode == "cards" else {}),
         )
+        stamps = (started,) * len(rounds) if mode == "cards" else ()
+        times.append(GameTimes(len(games), mode, started, stamps))
         if mode == "cards":
             add_rounds(history, game_id, rounds, started)
         else:
             add_scores(history, rng, game_id, replay, bulls)
         for player, count in bulls.items():
             history.add(GameResult, game_id=game_id, player_id=player, bulls=count)
-        rows, rivals = figures.game_rows(
+        rows, rivals, takes = figures.game_rows(
             game_id, match_id, bulls, replay if mode == "cards" else None
         )
+        finished.append(figures.Finished(len(games), bulls, rows))
         for row in rows:
             history.add(derived.PlayerGameStat, **row._asdict())
         for rival in rivals:
             history.add(derived.NemesisCount, **rival._asdict())
+        for take in takes:
+            history.add(derived.CardTake, **take._asdict())
         if last:
             break  # the newest match is still being played
-    for row in figures.match_rows(match_id, when, players, end, games):
+    minutes = timeline(when, counted(times)).match.minutes
+    for row in figures.match_rows(match_id, when, players, end, finished, minutes):
         history.add(derived.PlayerMatchStat, **row._asdict())
 
 
@@ -205,6 +212,9 @@ def build(
             if index % CHUNK == CHUNK - 1:
                 history.flush()
         history.flush()
+        connection = db.session.connection()  # every match rated, as the writes would have
+        ratings.write_ratings(connection, ratings.all_rated(connection))
+        db.session.commit()
         counts = {model.__tablename__: db.session.query(model).count() for model in History.TABLES}
     print("rows: " + ", ".join(f"{name} {count:,}" for name, count in counts.items()))
     return ids

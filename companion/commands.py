@@ -30,7 +30,10 @@ def rebuild_command(check: bool) -> None:
         f"{rebuilt.matches} matches' statistics replayed, "
         f"{rebuilt.differing_matches} {verb} differing."
     )
-    if check and (rebuilt.differing_games or rebuilt.differing_matches):
+    click.echo(f"Every finished match rated again, {rebuilt.differing_ratings} {verb} differing.")
+    if check and (
+        rebuilt.differing_games or rebuilt.differing_matches or rebuilt.differing_ratings
+    ):
         raise SystemExit(1)
 
 

@@ -40,7 +40,7 @@ from sqlalchemy.exc import IntegrityError
 
 from companion import storage
 from companion.db import WRITE, WRITE_WAIT, db
-from companion.derived import Rebuilt, rebuild, refresh_results
+from companion.derived import Rebuilt, match_rows_going, rebuild, refresh_results
 from companion.models import Match, PendingCard, Player, Seat
 from companion.rules import EndCondition
 from companion.rules.names import name_key
@@ -240,14 +240,16 @@ def delete_match(match_id: int, version: int | None) -> bool:
     its deletion was confirmed at; checked inside the write, as ``raise_version`` does);
     False if it moved on. A match it was the rematch of offers Rematch again."""
     with writing(match_id):  # cascades: seats, games, rounds, plays, scores, results
-        current = db.session.scalar(select(Match.version).where(Match.id == match_id))
-        if current is None or current != version:
+        query = select(Match.version, Match.created_at).where(Match.id == match_id)
+        current = db.session.execute(query).first()
+        if current is None or current.version != version:
             return False
         db.session.execute(
             update(Match).where(Match.rematch_id == match_id).values(rematch_id=None),
             execution_options={"synchronize_session": False},
         )
-        db.session.execute(delete(Match).where(Match.id == match_id))
+        with match_rows_going(current.created_at, match_id):
+            db.session.execute(delete(Match).where(Match.id == match_id))
     return True
 
 

@@ -40,7 +40,7 @@ from companion.backup.fields import (
 from companion.backup.lazy import Deferred
 from companion.backup.parse import load
 from companion.derived import figures
-from companion.derived.figures import GameRow, NemesisRow
+from companion.derived.figures import GameFigures
 from companion.rules import N_
 from companion.rules.names import clean_name, name_key
 
@@ -58,7 +58,7 @@ class GameIn:
     corrections: list[tuple] = field(default_factory=list)
     results: dict[str, int] | None = None
     # The statistics rows of a finished game, with names for players and 0 for ids.
-    figures: tuple[list[GameRow], list[NemesisRow]] = ((), ())
+    figures: GameFigures = field(default_factory=lambda: GameFigures([], [], []))
 
 
 @dataclass

@@ -100,6 +100,7 @@ COPIED = (
     derived.GameResult,
     derived.PlayerGameStat,
     derived.NemesisCount,
+    derived.CardTake,
     derived.PlayerMatchStat,
 )
 
@@ -258,6 +259,7 @@ class Import:
             if model is derived.PlayerMatchStat:  # the last: held until commit
                 derived.in_commit_order(connection)
             connection.execute(merge_statement(model, tables, offsets))
+        derived.rate_imported(connection, offsets["match"])
         return offsets
 
 

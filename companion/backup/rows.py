@@ -20,7 +20,8 @@ from typing import Any
 from companion import derived
 from companion.backup.check import GameIn, MatchIn, PlayerIn
 from companion.derived import figures
-from companion.derived.figures import GameRow, MatchRow, NemesisRow
+from companion.derived.figures import GameRow, MatchRow, NemesisRow, TakeRow
+from companion.derived.timing import GameTimes, counted, timeline
 from companion.models import (
     Correction,
     Game,
@@ -58,6 +59,7 @@ STAGED: dict[type, tuple[str, ...]] = {
     Correction: ("game_id", "round_number", "created_at", "cards", "choices", "dropped"),
     derived.PlayerGameStat: GameRow._fields,
     derived.NemesisCount: NemesisRow._fields,
+    derived.CardTake: TakeRow._fields,
     derived.PlayerMatchStat: MatchRow._fields,
 }
 PLAYER_COLUMNS = ("number", "name", "name_key", "archived", "created_at")
@@ -75,6 +77,16 @@ def player_rows(players: list[PlayerIn], stamp: Stamp) -> list[tuple]:
         (number, player.name, name_key(player.name), player.archived, stamp(player.created_at))
         for number, player in enumerate(players, 1)
     ]
+
+
+def import_minutes(match: MatchIn) -> int:
+    """The match's minutes as ``companion.derived.timing`` counts them once it is
+    imported: a backup keeps no round times, so its rounds are stored at their game's."""
+    games = [
+        GameTimes(number, game.mode, game.created_at, (game.created_at,) * len(game.rounds))
+        for number, game in enumerate(match.games, 1)
+    ]
+    return timeline(match.created_at, counted(games)).match.minutes
 
 
 class Rows:
@@ -102,17 +114,20 @@ class Rows:
         self.rows[Seat].extend(zip(repeat(match_id), seats, range(1, len(seats) + 1)))
         finished = []
         for number, game in enumerate(match.games, 1):
-            self.add_game(match_id, number, game, seats)
+            rows = self.add_game(match_id, number, game, seats)
             if game.results is not None:
                 numbers = self.numbers
-                finished.append({numbers[name]: bulls for name, bulls in game.results.items()})
-        rows = figures.match_rows(match_id, match.created_at, seats, end, finished)
+                bulls = {numbers[name]: count for name, count in game.results.items()}
+                finished.append(figures.Finished(number, bulls, rows))
+        minutes = import_minutes(match) if finished else 0
+        rows = figures.match_rows(match_id, match.created_at, seats, end, finished, minutes)
         self.rows[derived.PlayerMatchStat].extend((*row[:2], started, *row[3:]) for row in rows)
         if len(finished) < len(match.games) or not rows or not rows[0].finished:
             self.in_progress.append(match_id)
 
-    def add_game(self, match_id: int, number: int, game: GameIn, seats: list[int]) -> None:
-        """A game with its rounds or scores, and its statistics once finished."""
+    def add_game(self, match_id: int, number: int, game: GameIn, seats: list[int]) -> list[GameRow]:
+        """A game with its rounds or scores, and its statistics once finished (its game
+        rows returned, with the players' numbers)."""
         self.last["game"] = game_id = self.last["game"] + 1
         started = self.stamp(game.created_at)
         starting = game.starting or (None,) * 4
@@ -131,15 +146,18 @@ class Rows:
                 for seat, score in zip(seats, game.scores, strict=True)
             )
         if game.results is None:
-            return
-        rows, rivals = game.figures  # players by name, ids 0: filled in here
+            return []
+        named, rivals, takes = game.figures  # players by name, ids 0: filled in here
         numbers = self.numbers
-        self.rows[derived.PlayerGameStat].extend(
-            (game_id, match_id, numbers[row[2]], *row[3:]) for row in rows
-        )
+        rows = [GameRow(game_id, match_id, numbers[row[2]], *row[3:]) for row in named]
+        self.rows[derived.PlayerGameStat].extend(rows)
         self.rows[derived.NemesisCount].extend(
             (game_id, match_id, numbers[row[2]], numbers[row[3]], row[4]) for row in rivals
         )
+        self.rows[derived.CardTake].extend(
+            (game_id, match_id, numbers[row[2]], *row[3:]) for row in takes
+        )
+        return rows
 
     def add_rounds(self, game_id: int, rounds: list, seats: list[int], started) -> None:
         """A cards game's rounds, plays and row choices."""

@@ -2,28 +2,55 @@
 
 Each finished game's results (``results``) and the statistics computed from them and
 the engine's steps by ``companion.derived.figures`` (per game and player, per rival,
-per match and player) are results, not inputs: written in the write that finishes or
+per card that took bulls, per match and player, with the match's minutes from
+``companion.derived.timing``) are results, not inputs: written in the write that finishes or
 reopens a game (``refresh_results``, called by ``companion.store``), and rebuildable
 from the inputs (``flask --app companion rebuild``, see ``rebuild``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
 from typing import NamedTuple
 
 from sqlalchemy import Connection, delete, insert, select
 
 from companion import rules, storage
 from companion.db import db
+from companion.derived import ratings
 from companion.derived.audit import broken_rows, match_problem
-from companion.derived.figures import GameRow, MatchRow, NemesisRow, game_rows, match_rows
+from companion.derived.figures import (
+    Finished,
+    GameRow,
+    MatchRow,
+    NemesisRow,
+    TakeRow,
+    game_rows,
+    match_rows,
+)
 from companion.derived.results import compared, put_results, replay_results
-from companion.derived.tables import GameResult, NemesisCount, PlayerGameStat, PlayerMatchStat
+from companion.derived.tables import (
+    CardTake,
+    GameResult,
+    MatchRating,
+    NemesisCount,
+    PlayerGameStat,
+    PlayerMatchStat,
+)
+from companion.derived.timing import match_times
 from companion.models import Game, Match
 from companion.state import PlayedGame, match_state, played_game, stored_results
 
-__all__ = ["GameResult", "NemesisCount", "PlayerGameStat", "PlayerMatchStat"]
+__all__ = [
+    "CardTake",
+    "GameResult",
+    "MatchRating",
+    "NemesisCount",
+    "PlayerGameStat",
+    "PlayerMatchStat",
+]
 
 
 # ---------------------------------------------------------------------------
@@ -31,7 +58,8 @@ __all__ = ["GameResult", "NemesisCount", "PlayerGameStat", "PlayerMatchStat"]
 
 
 def stored_rows(
-    match_ids: Sequence[int] | None = None, tables: Sequence[str] = ("games", "rivals", "matches")
+    match_ids: Sequence[int] | None = None,
+    tables: Sequence[str] = ("games", "rivals", "takes", "matches"),
 ) -> dict[str, set]:
     """The derived rows as stored, as sets of value tuples (all matches, or some)."""
     found = {}
@@ -45,12 +73,16 @@ def stored_rows(
 
 
 def write_rows(
-    games: Sequence[GameRow], rivals: Sequence[NemesisRow], matches: Sequence[MatchRow]
+    games: Sequence[GameRow],
+    rivals: Sequence[NemesisRow],
+    takes: Sequence[TakeRow],
+    matches: Sequence[MatchRow],
 ) -> None:
     """Insert derived rows in bulk (the caller deletes what they replace)."""
     for model, rows in (
         (PlayerGameStat, games),
         (NemesisCount, rivals),
+        (CardTake, takes),
         (PlayerMatchStat, matches),
     ):
         if rows:
@@ -75,7 +107,7 @@ def in_commit_order(connection: Connection) -> None:
 
 def delete_rows(match_id: int, game_ids: Sequence[int] | None = None) -> None:
     """Delete a match's derived rows: the games' rows given, else everything."""
-    for model in (PlayerGameStat, NemesisCount):
+    for model in (PlayerGameStat, NemesisCount, CardTake):
         query = delete(model).where(model.match_id == match_id)
         if game_ids is not None:
             query = query.where(model.game_id.in_(game_ids))
@@ -98,41 +130,63 @@ def refresh_match(match_id: int, replayed: PlayedGame | None = None) -> None:
     if match is None:
         return
     results = stored_results(match_id)
-    have: dict[int, dict[int, int]] = {}
-    query = select(PlayerGameStat.game_id, PlayerGameStat.player_id, PlayerGameStat.bulls)
-    for game_id, player_id, bulls in db.session.execute(
-        query.where(PlayerGameStat.match_id == match_id)
-    ):
-        have.setdefault(game_id, {})[player_id] = bulls
+    kept: dict[int, list[GameRow]] = {}  # the stored game rows, by game
+    for row in stored_rows([match_id], ["games"])["games"]:
+        kept.setdefault(row.game_id, []).append(row)
+    have = {game_id: {row.player_id: row.bulls for row in rows} for game_id, rows in kept.items()}
     stale = [game_id for game_id in have if have[game_id] != results.get(game_id)]
     fresh = [game_id for game_id in results if have.get(game_id) != results[game_id]]
     if stale:
         delete_rows(match_id, stale)
     player_ids = [seat.player_id for seat in match.seats]
-    games, rivals = [], []
+    games, rivals, takes = [], [], []
     for game_id in fresh:
         if replayed is not None and replayed.game.id == game_id:
             table = replayed.table
         else:
             table = played_game(db.session.get(Game, game_id), player_ids).table
-        more_games, more_rivals = game_rows(game_id, match_id, results[game_id], table)
-        games += more_games
-        rivals += more_rivals
-    end = rules.EndCondition(match.end_kind, match.end_value)
-    wanted = set(
-        match_rows(
-            match_id,
-            match.created_at,
-            player_ids,
-            end,
-            [results[game_id] for game_id in sorted(results)],
-        )
+        figures = game_rows(game_id, match_id, results[game_id], table)
+        kept[game_id] = figures.games
+        games += figures.games
+        rivals += figures.rivals
+        takes += figures.takes
+    numbers = dict(
+        db.session.execute(select(Game.id, Game.number).where(Game.id.in_(results))).all()
     )
-    matches = []
-    if wanted != stored_rows([match_id], ["matches"])["matches"]:
+    finished = [
+        Finished(numbers[game_id], results[game_id], kept[game_id])
+        for game_id in sorted(results, key=numbers.get)
+    ]
+    end = rules.EndCondition(match.end_kind, match.end_value)
+    minutes = match_times([match_id])[match_id].match.minutes if results else 0
+    wanted = set(match_rows(match_id, match.created_at, player_ids, end, finished, minutes))
+    changed = wanted != stored_rows([match_id], ["matches"])["matches"]
+    if changed:
+        in_commit_order(db.session.connection())  # before the rows go: see ``ratings``
         db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
-        matches = sorted(wanted)
-    write_rows(games, rivals, matches)
+    write_rows(games, rivals, takes, sorted(wanted) if changed else [])
+    if changed:  # its ranks may have moved: this match and the later ones rated again
+        ratings.rerate_from(db.session.connection(), match.created_at, match_id)
+
+
+@contextmanager
+def match_rows_going(played_at: datetime, match_id: int) -> Iterator[None]:
+    """Around deleting a match (inside the write): its rows go in the turn of the writers
+    of match rows, and the matches after it are rated again without it."""
+    connection = db.session.connection()
+    in_commit_order(connection)
+    yield
+    ratings.rerate_from(connection, played_at, match_id)
+
+
+def rate_imported(connection: Connection, after_id: int) -> None:
+    """After an import's copy of matches with ids past ``after_id`` (in its write, in the
+    turn of ``in_commit_order``): the matches from its first one on rated again."""
+    stat = PlayerMatchStat
+    query = select(stat.played_at, stat.match_id).where(stat.match_id > after_id)
+    first = connection.execute(query.order_by(stat.played_at, stat.match_id).limit(1)).first()
+    if first is not None:
+        ratings.rerate_from(connection, *first)
 
 
 def refresh_results(match_id: int, player_ids: list[int], corrected: Sequence[int] = ()) -> bool:
@@ -158,19 +212,19 @@ def replayed_rows(match: Match) -> dict[str, set]:
 
 def rows_of(state) -> dict[str, set]:
     """The derived rows of a match replayed from its inputs (``match_state``)."""
-    games, rivals = set(), set()
+    games, rivals, takes = set(), set(), set()
+    finished = []
     for game in state.finished_games:
-        more_games, more_rivals = game_rows(game.game.id, state.match.id, game.bulls, game.table)
-        games.update(more_games)
-        rivals.update(more_rivals)
+        figures = game_rows(game.game.id, state.match.id, game.bulls, game.table)
+        games.update(figures.games)
+        rivals.update(figures.rivals)
+        takes.update(figures.takes)
+        finished.append(Finished(game.game.number, game.bulls, figures.games))
+    minutes = match_times([state.match.id])[state.match.id].match.minutes if finished else 0
     matches = match_rows(
-        state.match.id,
-        state.match.created_at,
-        state.player_ids,
-        state.end,
-        [game.bulls for game in state.finished_games],
+        state.match.id, state.match.created_at, state.player_ids, state.end, finished, minutes
     )
-    return {"games": games, "rivals": rivals, "matches": set(matches)}
+    return {"games": games, "rivals": rivals, "takes": takes, "matches": set(matches)}
 
 
 class Rebuilt(NamedTuple):
@@ -182,11 +236,13 @@ class Rebuilt(NamedTuple):
     differing_matches: int
     differing: tuple[int, ...] = ()  # the ids of the matches that differed in anything
     broken: tuple[str, ...] = ()  # rows that break a constraint or the rules (``audit``)
+    differing_ratings: int = 0  # matches whose stored ratings differed
 
 
 def rebuild(check: bool, echo=print) -> Rebuilt:
     """Replay every match once from its inputs: its games' results and its statistics,
-    compared with what is stored and, unless ``check``, put right (the caller commits).
+    then rate every finished match from the start (``ratings``), compared with what is
+    stored and, unless ``check``, put right (the caller commits).
 
     ``echo`` reports each difference. Rows of a match that no longer exists cannot
     remain: every derived table cascades with its match. Rows that break a constraint
@@ -226,12 +282,31 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
             if not check:
                 delete_rows(match.id)
                 write_rows(*(sorted(wanted_rows[name]) for name in TABLES))
+    moved = check_ratings(check, echo)
+    differing += moved
     distinct = tuple(dict.fromkeys(differing))
-    return Rebuilt(games, differing_games, matches, differing_matches, distinct, tuple(broken))
+    return Rebuilt(
+        games, differing_games, matches, differing_matches, distinct, tuple(broken), len(moved)
+    )
+
+
+def check_ratings(check: bool, echo) -> list[int]:
+    """Every finished match rated again from the start and compared with the stored
+    ratings; unless ``check``, put right. The ids of the matches whose ratings differ."""
+    connection = db.session.connection()
+    wanted, stored = ratings.all_rated(connection), ratings.stored_from(connection, None)
+    moved = sorted({row.match_id for row in wanted ^ stored})
+    if moved:
+        echo(f"ratings differ in {len(moved)} matches, the first match {moved[0]}")
+        if not check:
+            connection.execute(delete(MatchRating))
+            ratings.write_ratings(connection, wanted)
+    return moved
 
 
 TABLES = {
     "games": (PlayerGameStat, GameRow),
     "rivals": (NemesisCount, NemesisRow),
+    "takes": (CardTake, TakeRow),
     "matches": (PlayerMatchStat, MatchRow),
 }

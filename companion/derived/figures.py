@@ -47,6 +47,17 @@ class NemesisRow(NamedTuple):
     takes: int
 
 
+class TakeRow(NamedTuple):
+    """A CardTake row's values: bulls a card took in a game (the sixth card of a row or a
+    too-low card; each card is played once in a game)."""
+
+    game_id: int
+    match_id: int
+    player_id: int
+    card: int
+    bulls: int
+
+
 class MatchRow(NamedTuple):
     """A PlayerMatchStat row's values."""
 
@@ -62,16 +73,31 @@ class MatchRow(NamedTuple):
     rank: int | None
     won: bool
     winners: int
+    minutes: int  # the match's time at the table (``companion.derived.timing``)
+    best_game_number: int  # the game of ``best_game``
+    clean_game: int  # the match's game with the fewest bulls for the whole table
+    clean_bulls: int  # the table's bulls in it
+    fives: int  # 55s caught over the match's games
+    worst_round: int  # most bulls taken in one round over the match's games (0: none)
+    worst_round_game: int | None  # the game and round of the first such round
+    worst_round_number: int | None
+
+
+class GameFigures(NamedTuple):
+    """A finished game's rows in the three per-game tables."""
+
+    games: list[GameRow]
+    rivals: list[NemesisRow]
+    takes: list[TakeRow]
 
 
 def game_rows(
     game_id: int, match_id: int, bulls: Mapping[int, int], table: rules.GameState | None
-) -> tuple[list[GameRow], list[NemesisRow]]:
+) -> GameFigures:
     """The figures of one finished game: from its replayed steps, or bulls only (scores)."""
     if table is None:
-        return [
-            GameRow(game_id, match_id, player, count, False) for player, count in bulls.items()
-        ], []
+        rows = [GameRow(game_id, match_id, player, count, False) for player, count in bulls.items()]
+        return GameFigures(rows, [], [])
     # Counted for the players who took a row (a take is at least one bull, so a round
     # without one is a clean round): most players take nothing in most rounds.
     sixth: dict = {}
@@ -81,12 +107,14 @@ def game_rows(
     worst: dict = {}
     fillers: dict[tuple[int, int], int] = {}
     owner: dict[int, int] = {}
+    takes: list[TakeRow] = []
     for number, result in enumerate(table.rounds, 1):
         taken: dict = {}
         for player, card, _row, action, cards, count, _ends in result.steps:
             owner[card] = player
             if action == rules.PLACED:
                 continue
+            takes.append(TakeRow(game_id, match_id, player, card, count))
             taken[player] = taken.get(player, 0) + count
             if 55 in cards:
                 fives[player] = fives.get(player, 0) + 1
@@ -122,7 +150,15 @@ def game_rows(
         NemesisRow(game_id, match_id, player, rival, takes)
         for (player, rival), takes in sorted(fillers.items())
     ]
-    return rows, rivals
+    return GameFigures(rows, rivals, sorted(takes))
+
+
+class Finished(NamedTuple):
+    """One of a match's finished games: its number, bulls by player and its game rows."""
+
+    number: int
+    bulls: Mapping[int, int]
+    rows: Sequence[GameRow]
 
 
 def match_rows(
@@ -130,17 +166,32 @@ def match_rows(
     played_at: datetime,
     player_ids: Sequence[int],
     end: rules.EndCondition,
-    games: Sequence[Mapping[int, int]],
+    games: Sequence[Finished],
+    minutes: int,
 ) -> list[MatchRow]:
-    """Each player's figures in a match from its finished games' bulls (none: no rows)."""
+    """Each player's figures in a match from its finished games, in order (none: no
+    rows), and the minutes they took. A figure over games keeps the earliest on a tie."""
     if not games:
         return []
-    standing = rules.standing(player_ids, games, end)
+    standing = rules.standing(player_ids, [game.bulls for game in games], end)
     totals = standing.totals
+    clean = min(games, key=lambda game: (sum(game.bulls.values()), game.number))
     rows = []
     for player in player_ids:
-        per_game = [game.get(player, 0) for game in games]
+        per_game = [(game.bulls.get(player, 0), game.number) for game in games]
+        best, worst = min(per_game), max(count for count, _number in per_game)
         rank = 1 + sum(total < totals[player] for total in totals.values())
+        mine = [
+            (game.number, row) for game in games for row in game.rows if row.player_id == player
+        ]
+        worst_round = max(
+            (
+                (row.worst_round, -number, -row.worst_round_number)
+                for number, row in mine
+                if row.worst_round
+            ),
+            default=(0, None, None),
+        )
         rows.append(
             MatchRow(
                 match_id,
@@ -149,12 +200,20 @@ def match_rows(
                 len(player_ids),
                 len(games),
                 totals[player],
-                min(per_game),
-                max(per_game),
+                best[0],
+                worst,
                 standing.over,
                 rank if standing.over else None,
                 player in standing.winners,
                 len(standing.winners),
+                minutes,
+                best[1],
+                clean.number,
+                sum(clean.bulls.values()),
+                sum(row.fives or 0 for _number, row in mine),
+                worst_round[0],
+                -worst_round[1] if worst_round[1] is not None else None,
+                -worst_round[2] if worst_round[2] is not None else None,
             )
         )
     return rows

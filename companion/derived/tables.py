@@ -1,7 +1,8 @@
 """The derived tables: results, not inputs, each rebuildable from the inputs.
 
 Each finished game's bulls per player (``GameResult``, for fast scoreboards) and the
-statistics: per game and player, per rival, per match and player. Every table cascades
+statistics: per game and player, per rival, per card that took bulls, per match and
+player. Every table cascades
 with its match or game, so a deleted match leaves no trace.
 """
 
@@ -84,6 +85,24 @@ class NemesisCount(db.Model):
     )
 
 
+class CardTake(db.Model):
+    """Derived: the bulls one card took in one finished card game: the sixth card of a
+    row or a too-low card (each card is played once in a game, by one player)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    card: Mapped[int]
+    bulls: Mapped[int]
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "card", name="uq_card_take_card"),
+        # Covering: the year's sums by card (and player) read the index alone.
+        Index("ix_card_take_match", "match_id", "player_id", "card", "bulls"),
+    )
+
+
 class PlayerMatchStat(db.Model):
     """Derived: one player's figures in a match that has at least one finished game.
 
@@ -105,10 +124,41 @@ class PlayerMatchStat(db.Model):
     rank: Mapped[int | None]  # finished only: 1 + players with fewer bulls
     won: Mapped[bool]
     winners: Mapped[int]  # how many share the win (0 while not finished)
+    minutes: Mapped[int]  # the match's time at the table (companion.derived.timing)
+    # Over the match's games, for the year's review (``companion.derived.figures``):
+    best_game_number: Mapped[int]  # the game of best_game, the first on a tie
+    clean_game: Mapped[int]  # the game in which the table took fewest bulls, the first
+    clean_bulls: Mapped[int]  # the table's bulls in it
+    fives: Mapped[int]  # 55s caught
+    worst_round: Mapped[int]  # most bulls taken in one round (0: never took a row)
+    worst_round_game: Mapped[int | None]  # where: the first game and round with as many
+    worst_round_number: Mapped[int | None]
 
     __table_args__ = (
         UniqueConstraint("match_id", "player_id", name="uq_match_stat_player"),
         Index("ix_match_stat_player", "player_id"),
         Index("ix_match_stat_played", "played_at", "match_id"),
         {"sqlite_autoincrement": True},
+    )
+
+
+class MatchRating(db.Model):
+    """Derived: a player's rating after a finished match (``companion.derived.ratings``).
+
+    ``played_at`` is the match's, for the order matches are rated in and the year's
+    review, which reads a player's rating before and after a year.
+    """
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    played_at: Mapped[datetime]
+    mu: Mapped[float]
+    sigma: Mapped[float]
+
+    __table_args__ = (
+        UniqueConstraint("match_id", "player_id", name="uq_match_rating_player"),
+        # A player's latest rating before a moment: one step down this index.
+        Index("ix_match_rating_player", "player_id", "played_at", "match_id", "mu", "sigma"),
+        Index("ix_match_rating_played", "played_at", "match_id"),
     )

@@ -13,8 +13,9 @@ hours in between.
 - A match runs from its first game's start to its last game's end; its time is the sum
   of the capped gaps over all of its entries in that span.
 
-``match_times`` reads the timestamps of many matches in one query each; ``timeline`` and
-``span`` are pure.
+``match_times`` reads the timestamps of many matches in one query each; ``timeline``,
+``counted`` and ``span`` are pure. The minutes of a match are also kept with its
+statistics (``PlayerMatchStat.minutes``), for the year's review.
 """
 
 from __future__ import annotations
@@ -117,12 +118,20 @@ def match_times(match_ids: Sequence[int], finished_only: bool = True) -> dict[in
     created = dict(connection.execute(query).all())
     per_match: dict[int, list[GameTimes]] = {}
     for match_id, game_id, number, mode, created_at in rows:
-        if finished_only and mode == "cards" and len(rounds.get(game_id, ())) < rules.HAND_SIZE:
-            continue
         times = GameTimes(number, mode, created_at, tuple(rounds.get(game_id, ())))
         per_match.setdefault(match_id, []).append(times)
     return {
-        match_id: timeline(created[match_id], per_match.get(match_id, []))
+        match_id: timeline(created[match_id], counted(per_match.get(match_id, []), finished_only))
         for match_id in match_ids
         if match_id in created
     }
+
+
+def counted(games: Sequence[GameTimes], finished_only: bool = True) -> list[GameTimes]:
+    """The games a match's time counts: with ``finished_only``, a cards game only once its
+    last round is in (a score-only game is finished once entered)."""
+    return [
+        game
+        for game in games
+        if not finished_only or game.mode != "cards" or len(game.rounds) >= rules.HAND_SIZE
+    ]

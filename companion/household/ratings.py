@@ -4,7 +4,8 @@ Each finished match is one multiplayer game for the model, every player a team o
 ranked by total bulls: fewest first, equal totals share a rank (``PlayerMatchStat.rank``).
 A player's shown rating is the conservative ordinal mu - 3 sigma (the skill they have
 at least, with high confidence), with sigma as its uncertainty; new players start at
-mu 25, sigma 25/3, so at 0.
+mu 25, sigma 25/3, so at 0. ``companion.derived.ratings`` rates one match (``rate``)
+and keeps each match's ratings of all time in the database, for the year's review.
 
 Why in memory: ratings are a pure function of the ordered list of rated matches, which
 the derived tables give in one query. Rating 5,000 matches takes about a third of a
@@ -19,19 +20,14 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
-from openskill.models import PlackettLuce, PlackettLuceRating
+from openskill.models import PlackettLuceRating
 
+from companion.derived.ratings import MODEL, Ranked, rate
 from companion.memo import Memo
 
-MODEL = PlackettLuce()
+__all__ = ["MODEL", "Ranked", "Rating", "RatingRun", "rated"]
+
 RUNS = Memo("ratings", 16)  # runs kept, one per filter; a household uses a handful
-
-
-class Ranked(NamedTuple):
-    """One finished match as the model sees it: its players' ranks, 1 = fewest bulls."""
-
-    match_id: int
-    ranks: tuple[tuple[int, int], ...]  # (player id, rank), by player id
 
 
 class Rating(NamedTuple):
@@ -70,11 +66,7 @@ class RatingRun:
 
     def rate(self, index: int, match: Ranked) -> None:
         """Update the ratings of one match's players."""
-        players = [player for player, _rank in match.ranks]
-        old = [self.current.get(player) for player in players]
-        teams = [[rating or MODEL.rating()] for rating in old]
-        rated = MODEL.rate(teams, ranks=[rank for _player, rank in match.ranks])
-        for player, previous, (new,) in zip(players, old, rated, strict=True):
+        for player, previous, new in rate(self.current, match):
             self.before[player] = previous
             self.current[player] = new
             self.history.setdefault(player, []).append((index, new.ordinal()))

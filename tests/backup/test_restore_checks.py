@@ -111,7 +111,7 @@ def tampered_result(good: Path) -> Path:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (one_column_x, "its tables are not the app's: table correction has no column id."),
+        (one_column_x, "its tables are not the app's: table card_take has no column id."),
         (without_choices_and_scores, "its tables are not the app's: there is no table "),
         (
             unknown_revision,
@@ -159,6 +159,9 @@ def test_a_copy_from_an_older_version_is_upgraded_then_restored(app, live, good)
     older = edited(
         good,
         "DROP TABLE correction",  # what the revisions since OLDER added
+        "DROP TABLE card_take",
+        "DROP TABLE match_rating",
+        "ALTER TABLE player_match_stat DROP COLUMN minutes",
         "DROP INDEX uq_match_rematch_id",
         "ALTER TABLE match DROP COLUMN rematch_id",
         "ALTER TABLE match DROP COLUMN table_version",

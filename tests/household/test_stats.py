@@ -19,7 +19,14 @@ from openskill.models import PlackettLuce
 from companion import derived, rules
 from companion.db import db
 from companion.derived import PlayerMatchStat
-from companion.derived.figures import GameRow, NemesisRow, game_rows, match_rows
+from companion.derived.figures import (
+    Finished,
+    GameRow,
+    NemesisRow,
+    TakeRow,
+    game_rows,
+    match_rows,
+)
 from companion.household import player_page as player_stats
 from companion.household import statistics as stats
 from companion.models import Match
@@ -64,7 +71,16 @@ def test_game_rows_follow_the_engine_steps():
     """
     game = hand_made_game()
     assert game.bulls() == {A: 20, B: 15, C: 14}
-    rows, rivals = game_rows(7, 9, game.bulls(), game)
+    rows, rivals, takes = game_rows(7, 9, game.bulls(), game)
+    # The cards that took: each one's bulls, adding up to each player's.
+    assert takes == [
+        TakeRow(7, 9, A, 5, 3),
+        TakeRow(7, 9, A, 25, 10),
+        TakeRow(7, 9, A, 64, 7),
+        TakeRow(7, 9, B, 58, 15),
+        TakeRow(7, 9, C, 2, 3),
+        TakeRow(7, 9, C, 15, 11),
+    ]
     assert rows == [
         GameRow(
             7,
@@ -114,25 +130,69 @@ def test_game_rows_follow_the_engine_steps():
 
 
 def test_score_only_games_have_no_card_figures():
-    rows, rivals = game_rows(1, 2, {A: 5, B: 0}, None)
+    rows, rivals, takes = game_rows(1, 2, {A: 5, B: 0}, None)
     assert rows == [GameRow(1, 2, A, 5, False), GameRow(1, 2, B, 0, False)]
     assert rows[0].sixth_takes is None and rows[0].worst_round is None
-    assert rivals == []
+    assert rivals == [] and takes == []
 
 
 def test_match_rows_rank_and_share_the_win():
     end = rules.EndCondition(rules.GAMES, 2)
     when = datetime(2026, 1, 1)
-    rows = match_rows(5, when, [A, B, C], end, [{A: 5, B: 10, C: 5}, {A: 5, B: 0, C: 4}])
+    games = [Finished(1, {A: 5, B: 10, C: 5}, []), Finished(2, {A: 5, B: 0, C: 4}, [])]
+    rows = match_rows(5, when, [A, B, C], end, games, 41)
     assert [(row.bulls, row.rank, row.won, row.winners) for row in rows] == [
         (10, 2, False, 1),
         (10, 2, False, 1),
         (9, 1, True, 1),
     ]
     assert [(row.best_game, row.worst_game) for row in rows] == [(5, 5), (0, 10), (4, 5)]
-    unfinished = match_rows(5, when, [A, B], end, [{A: 1, B: 2}])
+    assert [row.best_game_number for row in rows] == [1, 2, 2]  # Anna's first 5
+    assert [row.minutes for row in rows] == [41] * 3
+    assert {(row.clean_game, row.clean_bulls) for row in rows} == {(2, 9)}
+    unfinished = match_rows(5, when, [A, B], end, [Finished(1, {A: 1, B: 2}, [])], 12)
     assert [(row.finished, row.rank, row.won) for row in unfinished] == [(False, None, False)] * 2
-    assert match_rows(5, when, [A, B], end, []) == []
+    assert match_rows(5, when, [A, B], end, [], 0) == []
+
+
+def test_match_rows_keep_every_55_and_the_first_worst_round():
+    end = rules.EndCondition(rules.GAMES, 3)
+    when = datetime(2026, 1, 1)
+    first = [GameRow(1, 5, A, 9, True, 1, 0, 8, 1, 7, 4), GameRow(1, 5, B, 0, True, 0, 0, 10, 0, 0)]
+    second = [
+        GameRow(2, 5, A, 7, True, 1, 0, 9, 1, 7, 2),
+        GameRow(2, 5, B, 12, True, 2, 0, 8, 0, 9, 6),
+    ]
+    games = [
+        Finished(1, {A: 9, B: 0}, first),
+        Finished(2, {A: 7, B: 12}, second),
+        Finished(3, {A: 3, B: 4}, []),  # typed scores: no card figures
+    ]
+    anna, ben = match_rows(5, when, [A, B], end, games, 30)
+    # Anna took 7 in game 1's round 4 and in game 2's round 2: the first counts.
+    assert (anna.fives, anna.worst_round, anna.worst_round_game, anna.worst_round_number) == (
+        2,
+        7,
+        1,
+        4,
+    )
+    assert (ben.fives, ben.worst_round, ben.worst_round_game, ben.worst_round_number) == (
+        0,
+        9,
+        2,
+        6,
+    )
+    assert (anna.best_game, anna.best_game_number, ben.best_game, ben.best_game_number) == (
+        3,
+        3,
+        0,
+        1,
+    )
+    assert (anna.clean_game, anna.clean_bulls) == (ben.clean_game, ben.clean_bulls) == (3, 7)
+    typed = match_rows(6, when, [A, B], end, [Finished(1, {A: 3, B: 4}, [])], 5)
+    assert [(row.fives, row.worst_round, row.worst_round_game) for row in typed] == [
+        (0, 0, None)
+    ] * 2
 
 
 # --- a household history through the app ------------------------------------
@@ -390,6 +450,7 @@ def test_a_deleted_match_leaves_no_figures(client, app, household):
         assert derived.stored_rows([match_id]) == {
             "games": set(),
             "rivals": set(),
+            "takes": set(),
             "matches": set(),
         }
         assert summary(stats.board().figures[a]) == before

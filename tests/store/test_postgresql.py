@@ -15,7 +15,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import conftest
 import pytest
-from driver import add_players, enter_round, i_am, score_game, start_game, start_match
+from driver import (
+    add_players,
+    enter_round,
+    i_am,
+    phone,
+    score_game,
+    start_game,
+    start_match,
+    tokens,
+)
 from flask import Flask
 from flask_migrate import downgrade, upgrade
 from phones import FormPhone, joined, start_server, stop
@@ -26,7 +35,7 @@ from sqlalchemy.pool import NullPool
 from companion import create_app
 from companion.backup.copies import copy_target
 from companion.db import db
-from companion.derived import GameResult, in_commit_order
+from companion.derived import GameResult, in_commit_order, ratings
 from companion.models import Match, Play, Player, Round
 from companion.storage import checkpoint_in_background
 from companion.storage.postgresql import MATCH_ROWS_LOCK
@@ -150,6 +159,27 @@ def test_match_rows_are_added_one_writer_at_a_time(app):
         other.rollback()  # done: the next writer's turn
         in_commit_order(db.session.connection())
         db.session.rollback()
+
+
+def test_matches_finished_at_once_keep_the_ratings_of_matches_rated_in_order(app, client):
+    """Four phones finish eight matches at once, the later ones first; the players are in
+    several of them, so each rating depends on the matches finished in another write."""
+    ids = add_players(client, "Anna", "Ben", "Cleo", "Dora", "Emil")
+    seated = [[ids[i % 5], ids[(i + 1) % 5], ids[(i + 3) % 5]] for i in range(8)]
+    matches = [start_match(client, seats, end_kind="games", end_value=1) for seats in seated]
+    phones = [phone(app, match_id, tokens(app, match_id)[0]) for match_id in matches]
+
+    def finish(number: int) -> int:
+        scores = dict(zip(seated[number], [(number * 7) % 11, 5, (number * 3) % 8], strict=True))
+        return score_game(phones[number], matches[number], scores).status_code
+
+    with ThreadPoolExecutor(4) as at_once:
+        assert list(at_once.map(finish, reversed(range(8)))) == [303] * 8
+    with app.app_context():
+        connection = db.session.connection()
+        rows = ratings.stored_from(connection, None)
+        assert rows == ratings.all_rated(connection)
+        assert {row.match_id for row in rows} == set(matches)
 
 
 # --- faults and the start --------------------------------------------------------------
