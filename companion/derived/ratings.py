@@ -94,9 +94,8 @@ def finished_from(connection: Connection, start: tuple | None) -> list[tuple[Ran
 def from_on(model, start: tuple):
     """``model``'s rows at or after (played_at, match id) ``start``."""
     played_at, match_id = start
-    return or_(
-        model.played_at > played_at, and_(model.played_at == played_at, model.match_id >= match_id)
-    )
+    later = or_(model.played_at > played_at, model.match_id >= match_id)
+    return and_(model.played_at >= played_at, later)  # the first: a range of the index
 
 
 def stored_from(connection: Connection, start: tuple | None) -> set[RatingRow]:
@@ -112,8 +111,8 @@ def latest_before(connection: Connection, players: set[int], start: tuple) -> di
     """Each player's rating after their last match before ``start``, if any."""
     row = MatchRating
     played_at, match_id = start
-    earlier = or_(
-        row.played_at < played_at, and_(row.played_at == played_at, row.match_id < match_id)
+    earlier = and_(
+        row.played_at <= played_at, or_(row.played_at < played_at, row.match_id < match_id)
     )
     current = {}
     for player in sorted(players):
