@@ -1,143 +1,125 @@
 """The year at our table (/review/<year>, ?player= for one player): a page to look at.
 
-The figures come from the derived tables (matches, games, nemesis takes), the stored
-times (``companion.derived.timing``), the leaderboard's rating run and, for the card
-that cost the most, a replay of the year's games through the rules engine; their
-meaning is in ``companion.household.yearly``, which computes them. The year's rows are
-kept in memory with the stamp of what they were read from (the match rows' fingerprint
-and the year's matches' versions), so only the first request after a change reads and
-replays them.
+The figures are sums and firsts over the derived tables (matches with their minutes and
+figures, nemesis takes, card takes, every match's ratings: ``companion.derived``),
+asked of the database for the year's matches: nothing is replayed here. Their meaning
+is in ``companion.household.yearly``, which makes the review of them. A review is kept
+in memory with the stamp of what it was made of (the match rows up to the year's end
+and the year's matches' versions), so a request after a change asks the database again.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from flask import Blueprint, abort, redirect, request, url_for
-from flask_babel import format_date, gettext, to_user_timezone
-from sqlalchemy import func, select
+from flask_babel import format_date, get_timezone, gettext, to_user_timezone, to_utc
+from sqlalchemy import Float, Select, cast, func, literal, select
 
 from companion import rules
 from companion.db import db
-from companion.derived import NemesisCount, PlayerGameStat, PlayerMatchStat
-from companion.derived.timing import match_times
-from companion.household import statistics as stats
+from companion.derived import CardTake, MatchRating, NemesisCount, PlayerMatchStat
+from companion.derived.ratings import rating_of
 from companion.household import yearly
 from companion.household.leaderboard import everyone, round_url
 from companion.memo import Memo
-from companion.models import MAX_ID, Game, Match, Play, Round, RowChoice, Seat, utcnow
+from companion.models import MAX_ID, Match, Player, utcnow
 from companion.web.bars import month_bars
 from companion.web.chart import SERIES
 from companion.web.htmx import render
 
 bp = Blueprint("review", __name__)
 
-YEARS = Memo("review", 8)  # a few years' rows; a household looks at one or two
-# Each match's minutes and card costs by (match id, version): a new or changed match is
-# read and replayed alone, not the year with it.
-MATCHES = Memo("review-matches", 20_000)
+REVIEWS = Memo("review", 64)  # (year, player): a household looks at a year or two
 FIRST_YEAR, LAST_YEAR = 2000, 2999
 
 
-class Rows:
-    """A year's rows, read once per stamp: matches, games, nemesis takes, card costs."""
+class Year:
+    """A year's matches as the database is asked about them: from its first moment to
+    the next year's (the app's timezone, stored as UTC), for the household or one player."""
 
-    def __init__(self, year: int, stamp: tuple) -> None:
-        self.stamp = stamp
-        since, until = bounds(year)
-        ids = match_ids(since, until)
-        replayed = per_match(ids)
-        minutes = {match_id: found[0] for match_id, found in replayed.items()}
-        self.matches = [m for m in read_matches(ids, minutes) if m.played_at.year == year]
-        kept = [match.match_id for match in self.matches]
-        self.games = read_games(kept)
-        self.nemesis = read_nemesis(kept)
-        self.costs: dict[tuple[int, int], int] = defaultdict(int)
-        for match_id in kept:
-            for key, bulls in replayed[match_id][1].items():
-                self.costs[key] += bulls
-        self.ratings = rating_changes(set(kept))
-        self.reviews: dict[int | None, yearly.Review] = {}  # by player (None: everyone)
+    def __init__(self, year: int, player_id: int | None) -> None:
+        self.year, self.player_id = year, player_id
+        self.since, self.until = to_utc(datetime(year, 1, 1)), to_utc(datetime(year + 1, 1, 1))
 
+    def match_rows(self, *columns) -> Select:
+        """Columns of the year's match rows (the player's own, or everyone's)."""
+        stat = PlayerMatchStat
+        query = select(*columns).where(stat.played_at >= self.since, stat.played_at < self.until)
+        if self.player_id is not None:
+            query = query.where(stat.player_id == self.player_id)
+        return query
 
-def per_match(ids: list[int]) -> dict[int, tuple[int, dict[tuple[int, int], int]]]:
-    """Each match's minutes and card costs, from memory for the versions seen before."""
-    query = select(Match.id, Match.version).where(Match.id.in_(ids))
-    versions = dict(db.session.connection().execute(query).all())
-    found, missing = {}, []
-    for match_id in ids:
-        hit = MATCHES.get((match_id, versions[match_id]))
-        if hit is None:
-            missing.append(match_id)
-        else:
-            found[match_id] = hit
-    if missing:
-        times, costs = match_times(missing), card_costs(missing)
-        for match_id in missing:
-            value = (times[match_id].match.minutes, costs.get(match_id, {}))
-            found[match_id] = MATCHES.put((match_id, versions[match_id]), value)
-    return found
+    def of_year(self, query: Select, model) -> Select:
+        """``query`` over ``model``'s rows of the year's matches (the player's rows). The
+        matches are found first, by their time: a join on every row is slower."""
+        ids = select(Match.id).where(Match.created_at >= self.since, Match.created_at < self.until)
+        query = query.where(model.match_id.in_(ids))
+        if self.player_id is not None:
+            query = query.where(model.player_id == self.player_id)
+        return query
 
-
-def bounds(year: int) -> tuple[datetime, datetime]:
-    """The stored (UTC) moments around the year, a day wider: local time decides."""
-    return datetime(year, 1, 1) - timedelta(days=1), datetime(year + 1, 1, 1) + timedelta(days=1)
-
-
-def match_ids(since: datetime, until: datetime) -> list[int]:
-    """The matches with a finished game created between two moments."""
-    query = (
-        select(PlayerMatchStat.match_id)
-        .where(PlayerMatchStat.played_at >= since, PlayerMatchStat.played_at < until)
-        .distinct()
-    )
-    return list(db.session.scalars(query))
-
-
-def stamp_of(year: int) -> tuple:
-    """What the year's figures are made of: the match rows and the year's matches'
-    versions (a correction that leaves every total as it was still changes a card)."""
-    since, until = bounds(year)
-    versions = select(func.count(Match.id), func.coalesce(func.sum(Match.version), 0)).where(
-        Match.created_at >= since, Match.created_at < until
-    )
-    return (*stats.fingerprint(), *db.session.execute(versions).one())
-
-
-def year_rows(year: int) -> Rows:
-    """The year's rows, from memory while nothing they are made of has changed."""
-    stamp = stamp_of(year)
-    kept = YEARS.get(year)
-    if kept is not None and kept.stamp == stamp:
-        return kept
-    return YEARS.put(year, Rows(year, stamp))
-
-
-def read_matches(ids: list[int], minutes: dict[int, int]) -> list[yearly.MatchIn]:
-    """The matches as the review counts them, from their rows in ``PlayerMatchStat``."""
-    stat = PlayerMatchStat
-    query = select(
-        stat.match_id, stat.player_id, stat.played_at, stat.games, stat.finished, stat.won
-    ).where(stat.match_id.in_(ids))
-    seats: dict[int, list] = defaultdict(list)
-    for row in db.session.connection().execute(query.order_by(stat.match_id, stat.player_id)):
-        seats[row.match_id].append(row)
-    matches = []
-    for match_id, rows in seats.items():
-        first = rows[0]
-        matches.append(
-            yearly.MatchIn(
-                match_id,
-                local(first.played_at),
-                minutes[match_id],
-                first.finished,
-                first.games,
-                tuple(row.player_id for row in rows),
-                tuple(row.player_id for row in rows if row.won and row.finished),
-            )
+    def stamp(self) -> tuple:
+        """What the year's review is made of: the match rows up to the year's end (the
+        ratings before it too; rows are replaced, never updated, ids never reused) and
+        the year's matches' versions (a correction that leaves every total as it was
+        may still change a card)."""
+        stat = PlayerMatchStat
+        rows = select(func.count(stat.id), func.coalesce(func.max(stat.id), 0)).where(
+            stat.played_at < self.until
         )
-    return sorted(matches, key=lambda match: (match.played_at, match.match_id))
+        versions = select(func.count(Match.id), func.coalesce(func.sum(Match.version), 0)).where(
+            Match.created_at >= self.since, Match.created_at < self.until
+        )
+        connection = db.session.connection()
+        return (*connection.execute(rows).one(), *connection.execute(versions).one())
+
+
+def review_of(year: int, player_id: int | None) -> yearly.Review:
+    """The year's review (for one player, or the household), from memory while nothing it
+    is made of has changed."""
+    asked = Year(year, player_id)
+    stamp = asked.stamp()
+    kept = REVIEWS.get((year, player_id))
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    return REVIEWS.put((year, player_id), (stamp, make_review(asked)))[1]
+
+
+def make_review(year: Year) -> yearly.Review:
+    """The review from the database's answers about the year."""
+    matches = read_matches(year)
+    return yearly.year_review(
+        year.year,
+        year.player_id,
+        matches,
+        read_wins(year),
+        rating_changes(year),
+        cleanest(year),
+        worst_round(year),
+        fives(year),
+        read_nemesis(year),
+        costliest(year),
+    )
+
+
+def read_matches(year: Year) -> list[yearly.MatchIn]:
+    """The year's matches: when (local time), minutes, over or not, finished games."""
+    stat = PlayerMatchStat
+    query = year.match_rows(stat.match_id, stat.played_at, stat.minutes, stat.finished, stat.games)
+    rows = db.session.connection().execute(query.distinct().order_by(stat.played_at, stat.match_id))
+    zone = get_timezone()  # asked once: Flask-Babel's lookup costs more than the conversion
+    return [
+        yearly.MatchIn(match_id, zone.fromutc(at.replace(tzinfo=zone)).replace(tzinfo=None), *rest)
+        for match_id, at, *rest in rows
+    ]
+
+
+def read_wins(year: Year) -> list[tuple[int, int]]:
+    """(match, winner) of the year's finished matches, shared wins once for each."""
+    stat = PlayerMatchStat
+    query = year.match_rows(stat.match_id, stat.player_id).where(stat.finished, stat.won)
+    return [tuple(row) for row in db.session.connection().execute(query)]
 
 
 def local(moment: datetime) -> datetime:
@@ -145,112 +127,91 @@ def local(moment: datetime) -> datetime:
     return to_user_timezone(moment).replace(tzinfo=None)
 
 
-def read_games(ids: list[int]) -> list[yearly.GameIn]:
-    """Every player's finished games in the matches, with the games' numbers."""
-    stat = PlayerGameStat
-    query = (
-        select(
-            stat.match_id,
-            Game.number,
-            stat.player_id,
-            stat.bulls,
-            stat.fives,
-            stat.worst_round,
-            stat.worst_round_number,
-        )
-        .join(Game, Game.id == stat.game_id)
-        .where(stat.match_id.in_(ids))
-    )
-    return [yearly.GameIn(*row) for row in db.session.connection().execute(query)]
+def cleanest(year: Year) -> yearly.Clean | None:
+    """The finished game with the fewest bulls per player (the player's fewest), the
+    earliest on a tie: each match keeps its own (``PlayerMatchStat``)."""
+    stat = PlayerMatchStat
+    if year.player_id is None:
+        columns = (stat.match_id, stat.clean_game, stat.players, stat.clean_bulls)
+        order = cast(stat.clean_bulls, Float) / stat.players
+    else:
+        columns = (stat.match_id, stat.best_game_number, literal(1), stat.best_game)
+        order = stat.best_game
+    query = year.match_rows(*columns).order_by(order, stat.played_at, *columns[:2])
+    found = db.session.connection().execute(query.limit(1)).first()
+    return yearly.Clean(*found) if found is not None else None
 
 
-def read_nemesis(ids: list[int]) -> list[tuple[int, int, int]]:
-    """Takes by (player, rival) over the matches."""
+def worst_round(year: Year) -> yearly.Rounded | None:
+    """The most bulls one player took in one round: the earliest such round (then the
+    player with the lower id); each match keeps each player's first."""
+    stat = PlayerMatchStat
+    where = (stat.match_id, stat.worst_round_game, stat.worst_round_number)
+    query = year.match_rows(stat.player_id, stat.worst_round, *where).where(stat.worst_round > 0)
+    query = query.order_by(stat.worst_round.desc(), stat.played_at, *where, stat.player_id)
+    found = db.session.connection().execute(query.limit(1)).first()
+    return yearly.Rounded(*found) if found is not None else None
+
+
+def fives(year: Year) -> dict[int, int]:
+    """55s caught by each player who caught one."""
+    stat = PlayerMatchStat
+    query = year.match_rows(stat.player_id, func.sum(stat.fives)).where(stat.fives > 0)
+    return dict(db.session.connection().execute(query.group_by(stat.player_id)).all())
+
+
+def read_nemesis(year: Year) -> list[tuple[int, int, int]]:
+    """Takes by (player, rival) over the year."""
     row = NemesisCount
-    query = (
-        select(row.player_id, row.rival_id, func.sum(row.takes))
-        .where(row.match_id.in_(ids))
-        .group_by(row.player_id, row.rival_id)
-    )
+    query = year.of_year(select(row.player_id, row.rival_id, func.sum(row.takes)), row)
+    query = query.group_by(row.player_id, row.rival_id)
     return [tuple(values) for values in db.session.connection().execute(query)]
 
 
-def card_costs(ids: list[int]) -> dict[int, dict[tuple[int, int], int]]:
-    """Bulls taken by (player, card played) in each match's finished card games: every
-    game replayed through the rules engine from its inputs (read in bulk)."""
-    connection = db.session.connection()
-    finished = select(PlayerGameStat.game_id).where(PlayerGameStat.cards)
-    games = connection.execute(
-        select(Game.id, Game.match_id, Game.row1, Game.row2, Game.row3, Game.row4).where(
-            Game.match_id.in_(ids), Game.id.in_(finished)
-        )
-    ).all()
-    seats: dict[int, list[int]] = defaultdict(list)
-    for match_id, player_id in connection.execute(
-        select(Seat.match_id, Seat.player_id)
-        .where(Seat.match_id.in_(ids))
-        .order_by(Seat.match_id, Seat.position)
-    ):
-        seats[match_id].append(player_id)
-    rounds = read_rounds(ids)
-    costs: dict[int, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))
-    for game_id, match_id, *starting in games:
-        table = rules.replay_game(starting, rounds[game_id], seats[match_id])
-        for result in table.rounds:
-            for step in result.steps:
-                if step.action != rules.PLACED:
-                    costs[match_id][step.player, step.card] += step.bulls
-    return {match_id: dict(found) for match_id, found in costs.items()}
+def costliest(year: Year) -> tuple[int, int] | None:
+    """The card that took the most bulls (summed over who played it), the lower on a tie."""
+    take = CardTake
+    bulls = func.sum(take.bulls)
+    query = year.of_year(select(take.card, bulls), take).group_by(take.card)
+    found = db.session.connection().execute(query.order_by(bulls.desc(), take.card).limit(1))
+    row = found.first()
+    return tuple(row) if row is not None else None
 
 
-def read_rounds(ids: list[int]) -> dict[int, list]:
-    """Every round's plays and row choices in the matches, by game, in order."""
-    connection = db.session.connection()
-    rounds: dict[int, dict[int, tuple[list, dict]]] = defaultdict(dict)
-    plays = (
-        select(Round.game_id, Round.number, Play.player_id, Play.card)
-        .join(Play, Play.round_id == Round.id)
-        .join(Game, Game.id == Round.game_id)
-        .where(Game.match_id.in_(ids))
+def rating_changes(year: Year) -> dict[int, tuple[float, float]]:
+    """Each player's shown rating before the year and after it, for the players who
+    played a rated match in it: their last stored ratings before its first moment and
+    before the next year's (``MatchRating``, every match rated in order of play)."""
+    players = (
+        [year.player_id]
+        if year.player_id is not None
+        else db.session.scalars(select(Player.id).order_by(Player.id)).all()
     )
-    for game_id, number, player_id, card in connection.execute(plays):
-        rounds[game_id].setdefault(number, ([], {}))[0].append((player_id, card))
-    choices = (
-        select(Round.game_id, Round.number, RowChoice.player_id, RowChoice.row)
-        .join(RowChoice, RowChoice.round_id == Round.id)
-        .join(Game, Game.id == Round.game_id)
-        .where(Game.match_id.in_(ids))
-        .order_by(RowChoice.id)
-    )
-    for game_id, number, player_id, row in connection.execute(choices):
-        rounds[game_id][number][1][player_id] = row
-    return {game: [found[n] for n in sorted(found)] for game, found in rounds.items()}
-
-
-def rating_changes(year_ids: set[int]) -> dict[int, tuple[float, float]]:
-    """Each player's shown rating before the year and after it (the all-time run)."""
-    run = stats.board().run
-    inside = [index for index, match in enumerate(run.inputs) if match.match_id in year_ids]
-    if not inside:
-        return {}
-    first, last = inside[0], inside[-1]
     changes = {}
-    for player, points in run.history.items():
-        before = [ordinal for index, ordinal in points if index < first]
-        during = [ordinal for index, ordinal in points if first <= index <= last]
-        if during:
-            changes[player] = (before[-1] if before else 0.0, during[-1])
+    for player in players:
+        after = last_rating(player, year.until)
+        if after is None or after[0] < year.since:
+            continue
+        before = last_rating(player, year.since)
+        changes[player] = (before[1] if before else 0.0, after[1])
     return changes
 
 
-def review_of(year: int, player_id: int | None) -> yearly.Review:
-    """The year's review (for one player, or the household)."""
-    rows = year_rows(year)
-    if player_id not in rows.reviews:
-        rows.reviews[player_id] = yearly.year_review(
-            year, rows.matches, rows.games, rows.nemesis, rows.costs, rows.ratings, player_id
-        )
-    return rows.reviews[player_id]
+def last_rating(player_id: int, until: datetime) -> tuple[datetime, float] | None:
+    """When a player's last rated match before ``until`` was played, and their shown
+    rating after it."""
+    row = MatchRating
+    query = (
+        select(row.played_at, row.mu, row.sigma)
+        .where(row.player_id == player_id, row.played_at < until)
+        .order_by(row.played_at.desc(), row.match_id.desc())
+        .limit(1)
+    )
+    found = db.session.connection().execute(query).first()
+    if found is None:
+        return None
+    played_at, mu, sigma = found
+    return played_at, rating_of(mu, sigma).ordinal()
 
 
 def charts(review: yearly.Review, names: dict[int, str]) -> dict:

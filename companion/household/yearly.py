@@ -1,9 +1,9 @@
-"""The year at our table: its figures from plain rows, pure (no Flask, no database).
+"""The year at our table: its figures from plain values, pure (no Flask, no database).
 
-``companion.household.review`` reads the rows (the derived tables, the stored times,
-the rating run and a replay of the year's games for the cards) and the page shows what
-``year_review`` makes of them. The tests compute the same figures from a replay of every
-game and compare them one by one.
+``companion.household.review`` asks the database for the year's sums and firsts (the
+derived tables, kept in the write that finishes a game) and the rating run, and the
+page shows what ``year_review`` makes of them. The tests compute every figure from a
+replay of every game and compare them one by one.
 
 What each figure means:
 
@@ -12,7 +12,8 @@ What each figure means:
   year and month in which it was created (the app's timezone).
 - evenings: the days on which a match was created, a day running from 06:00 to 06:00,
   so a game night past midnight stays one evening.
-- time at the table: the matches' minutes (``companion.derived.timing``).
+- time at the table: the matches' minutes (``companion.derived.timing``, kept with the
+  match's statistics).
 - wins: finished matches won, shared wins included.
 - most improved: the largest rise of the shown rating (mu - 3 sigma) over the year, from
   the rating before the player's first match of the year (0 for a new player) to the one
@@ -20,12 +21,12 @@ What each figure means:
 - cleanest game: the finished game in which the table took the fewest bulls per player
   (for one player: their game with the fewest bulls); the earliest on a tie.
 - most bulls in one round: the most a player took in one round (``worst_round``), the
-  earliest on a tie, with the round to replay.
+  earliest on a tie (then the lower player id), with the round to replay.
 - 55s caught: how often the 55 (7 bulls) was in a row a player took.
 - nemesis: the rival who most often filled the rows a player took (the leaderboard's
   nemesis, ``companion.derived.figures``), counted over the year; ties share.
 - the costliest card: the card that, played, took the most bulls over the year (the sixth
-  card of a row, or a too-low card); the lower card on a tie.
+  card of a row, or a too-low card: ``CardTake``); the lower card on a tie.
 """
 
 from __future__ import annotations
@@ -40,27 +41,13 @@ EVENING_STARTS = timedelta(hours=6)  # a night's play after midnight is the same
 
 
 class MatchIn(NamedTuple):
-    """One of the year's matches: its rows in ``PlayerMatchStat`` and its time."""
+    """One of the year's matches (for one player: one they played): its ``PlayerMatchStat``."""
 
     match_id: int
     played_at: datetime  # created, local time
     minutes: int
     finished: bool
-    games: int
-    players: tuple[int, ...]
-    winners: tuple[int, ...]  # finished matches only
-
-
-class GameIn(NamedTuple):
-    """One player's finished game (``PlayerGameStat``), with the game's number."""
-
-    match_id: int
-    number: int
-    player_id: int
-    bulls: int
-    fives: int | None  # card figures: None for typed scores
-    worst_round: int | None
-    worst_round_number: int | None
+    games: int  # finished games
 
 
 class Rounded(NamedTuple):
@@ -118,29 +105,29 @@ class Review(NamedTuple):
 
 def year_review(
     year: int,
+    player_id: int | None,
     matches: Sequence[MatchIn],
-    games: Sequence[GameIn],
-    nemesis: Iterable[tuple[int, int, int]],
-    costs: Mapping[tuple[int, int], int],
+    wins: Iterable[tuple[int, int]],
     ratings: Mapping[int, tuple[float, float]],
-    player_id: int | None = None,
+    cleanest: Clean | None,
+    worst_round: Rounded | None,
+    fives: Mapping[int, int],
+    nemesis: Iterable[tuple[int, int, int]],
+    costliest: tuple[int, int] | None,
 ) -> Review:
-    """The review of ``year`` from its rows; for one player, only what concerns them.
-
-    ``nemesis``: (player, rival, takes) rows of the year; ``costs``: bulls taken by
-    (player, card played); ``ratings``: each player's shown rating before and after the
-    year (players who played a rated match in it).
-    """
+    """The review of ``year`` (for one player: what concerns them) from what the database
+    found for it: the matches, (match, winner) of the finished ones, each player's shown
+    rating before and after the year (players who played a rated match in it), the
+    cleanest game, the worst round, 55s caught by player, (player, rival, takes) rows and
+    the costliest card with its bulls."""
     if player_id is not None:
-        matches = [match for match in matches if player_id in match.players]
-        games = [game for game in games if game.player_id == player_id]
+        wins = [(match, winner) for match, winner in wins if winner == player_id]
         nemesis = [row for row in nemesis if row[0] == player_id]
-        costs = {key: bulls for key, bulls in costs.items() if key[0] == player_id}
         ratings = {player_id: ratings[player_id]} if player_id in ratings else {}
-    wins = Counter(winner for match in matches if match.finished for winner in match.winners)
-    if player_id is not None:
-        wins = Counter({player_id: wins[player_id]}) if wins[player_id] else Counter()
-    top = max(wins.values(), default=0)
+        fives = {player_id: fives[player_id]} if fives.get(player_id) else {}
+    wins = list(wins)
+    counted = Counter(winner for _match, winner in wins)
+    top = max(counted.values(), default=0)
     return Review(
         year,
         player_id,
@@ -149,22 +136,17 @@ def year_review(
         sum(match.games for match in matches),
         len({(match.played_at - EVENING_STARTS).date() for match in matches}),
         sum(match.minutes for match in matches),
-        dict(sorted(wins.items(), key=lambda item: (-item[1], item[0]))),
-        sorted(player for player, count in wins.items() if count == top and top),
+        dict(sorted(counted.items(), key=lambda item: (-item[1], item[0]))),
+        sorted(player for player, count in counted.items() if count == top and top),
         most_improved(ratings),
-        cleanest(games, matches, player_id is None),
-        worst_round(games, matches),
-        dict(sorted(fives_of(games).items(), key=lambda item: (-item[1], item[0]))),
+        cleanest,
+        worst_round,
+        dict(sorted(fives.items(), key=lambda item: (-item[1], item[0]))),
         nemeses(nemesis),
-        costliest(costs),
+        costliest,
         by_month([(None, [m.played_at.month for m in matches for _game in range(m.games)])]),
-        wins_by_month(matches, player_id),
+        wins_by_month(matches, wins),
     )
-
-
-def order(matches: Sequence[MatchIn]) -> dict[int, tuple]:
-    """Each match's place in time, for "the earliest on a tie"."""
-    return {match.match_id: (match.played_at, match.match_id) for match in matches}
 
 
 def most_improved(ratings: Mapping[int, tuple[float, float]]) -> tuple[list[int], float] | None:
@@ -174,48 +156,6 @@ def most_improved(ratings: Mapping[int, tuple[float, float]]) -> tuple[list[int]
     if best <= 0:
         return None
     return sorted(player for player, rise in rises.items() if rise == best), best
-
-
-def cleanest(games: Sequence[GameIn], matches: Sequence[MatchIn], table: bool) -> Clean | None:
-    """The game with the fewest bulls per player (the table's, or the one player's)."""
-    totals: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for game in games:
-        totals[game.match_id, game.number].append(game.bulls)
-    if not totals:
-        return None
-    when = order(matches)
-
-    def key(item):
-        (match_id, number), bulls = item
-        return (sum(bulls) / len(bulls), when[match_id], number)
-
-    (match_id, number), bulls = min(totals.items(), key=key)
-    return Clean(match_id, number, len(bulls) if table else 1, sum(bulls))
-
-
-def worst_round(games: Sequence[GameIn], matches: Sequence[MatchIn]) -> Rounded | None:
-    """The most bulls taken in one round, the earliest such round."""
-    when = order(matches)
-    rounds = [
-        (-game.worst_round, when[game.match_id], game.number, game.worst_round_number, game)
-        for game in games
-        if game.worst_round
-    ]
-    if not rounds:
-        return None
-    *_, game = min(rounds, key=lambda item: item[:4])
-    return Rounded(
-        game.player_id, game.worst_round, game.match_id, game.number, game.worst_round_number
-    )
-
-
-def fives_of(games: Sequence[GameIn]) -> Counter:
-    """55s caught per player (players who caught one)."""
-    fives: Counter = Counter()
-    for game in games:
-        if game.fives:
-            fives[game.player_id] += game.fives
-    return fives
 
 
 def nemeses(rows: Iterable[tuple[int, int, int]]) -> dict[int, tuple[list[int], int]]:
@@ -230,16 +170,6 @@ def nemeses(rows: Iterable[tuple[int, int, int]]) -> dict[int, tuple[list[int], 
     return found
 
 
-def costliest(costs: Mapping[tuple[int, int], int]) -> tuple[int, int] | None:
-    """The card that took the most bulls (summed over who played it), the lower on a tie."""
-    cards: Counter = Counter()
-    for (_player, card), bulls in costs.items():
-        cards[card] += bulls
-    if not cards:
-        return None
-    return min(cards.items(), key=lambda item: (-item[1], item[0]))
-
-
 def by_month(series: Sequence[tuple[int | None, Sequence[int]]]) -> Bars:
     """Stacked bars by month from each series' list of months (one entry per count)."""
     counted = []
@@ -252,12 +182,10 @@ def by_month(series: Sequence[tuple[int | None, Sequence[int]]]) -> Bars:
     return Bars(counted, top)
 
 
-def wins_by_month(matches: Sequence[MatchIn], player_id: int | None) -> Bars:
+def wins_by_month(matches: Sequence[MatchIn], wins: Sequence[tuple[int, int]]) -> Bars:
     """Finished matches won by month, a series per winner (shared wins count for each)."""
+    month = {match.match_id: match.played_at.month for match in matches}
     months: dict[int, list[int]] = defaultdict(list)
-    for match in matches:
-        if match.finished:
-            for winner in match.winners:
-                if player_id is None or winner == player_id:
-                    months[winner].append(match.played_at.month)
-    return by_month([(player, months[player]) for player in sorted(months)])
+    for match_id, winner in wins:
+        months[winner].append(month[match_id])
+    return by_month([(winner, months[winner]) for winner in sorted(months)])

@@ -5,10 +5,12 @@ stored inputs through the rules engine (not from the derived tables)."""
 from __future__ import annotations
 
 import re
-from collections import Counter
-from datetime import timedelta
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta
 from itertools import pairwise
+from typing import NamedTuple
 
+from driver import add_players, score_game, start_match
 from openskill.models import PlackettLuce
 from sqlalchemy import select
 from yearbook import PAUSE, YEAR, build_household
@@ -16,9 +18,33 @@ from yearbook import PAUSE, YEAR, build_household
 from companion import rules
 from companion.db import db
 from companion.household import yearly
-from companion.household.review import YEARS, review_of
+from companion.household.review import REVIEWS, review_of
 from companion.models import Match, Play, RowChoice, Score, Seat
 from companion.state import score_bulls
+
+
+class MatchIs(NamedTuple):
+    """A match of the year as the replay finds it."""
+
+    match_id: int
+    played_at: datetime
+    minutes: int
+    finished: bool
+    games: int
+    players: tuple[int, ...]
+    winners: tuple[int, ...]
+
+
+class GameIs(NamedTuple):
+    """One player's finished game as the replay finds it."""
+
+    match_id: int
+    number: int
+    player_id: int
+    bulls: int
+    fives: int | None
+    worst_round: int | None
+    worst_round_number: int | None
 
 
 class Replayed:
@@ -58,7 +84,7 @@ class Replayed:
             if not inside:
                 continue
             self.matches.append(
-                yearly.MatchIn(
+                MatchIs(
                     match.id,
                     match.created_at,
                     self.minutes(match, len(finished_games)),
@@ -72,7 +98,7 @@ class Replayed:
                 for pid in seats:
                     fives, worst, worst_number = figures.get(pid, (None, None, None))
                     self.games.append(
-                        yearly.GameIn(match.id, number, pid, bulls[pid], fives, worst, worst_number)
+                        GameIs(match.id, number, pid, bulls[pid], fives, worst, worst_number)
                     )
                 self.nemesis.update(nemesis)
                 self.costs.update(costs)
@@ -149,10 +175,94 @@ class Replayed:
         return {pid: (before[pid], after[pid]) for pid in after}
 
     def review(self, player_id=None) -> yearly.Review:
-        """The review the replay makes (the page's own pure function, fed replayed rows)."""
-        rows = [(p, r, t) for (p, r), t in self.nemesis.items()]
-        return yearly.year_review(
-            self.year, self.matches, self.games, rows, dict(self.costs), self.ratings(), player_id
+        """The review counted here from the replayed matches and games, figure by figure
+        (the definitions of ``companion.household.yearly``, none of its code)."""
+        mine = player_id is not None
+        matches = [m for m in self.matches if not mine or player_id in m.players]
+        games = [g for g in self.games if not mine or g.player_id == player_id]
+        when = {m.match_id: (m.played_at, m.match_id) for m in matches}
+        wins = Counter(w for m in matches for w in m.winners if not mine or w == player_id)
+        top = max(wins.values(), default=0)
+        rises = {
+            pid: round(after - before, 6)
+            for pid, (before, after) in self.ratings().items()
+            if not mine or pid == player_id
+        }
+        best = max(rises.values(), default=0)
+        fives = Counter()
+        for game in games:
+            fives[game.player_id] += game.fives or 0
+        takes = defaultdict(Counter)
+        for (pid, rival), count in self.nemesis.items():
+            if not mine or pid == player_id:
+                takes[pid][rival] += count
+        cards = Counter()
+        for (pid, card), bulls in self.costs.items():
+            if not mine or pid == player_id:
+                cards[card] += bulls
+        months, won = [0] * 12, defaultdict(lambda: [0] * 12)
+        for match in matches:
+            months[match.played_at.month - 1] += match.games
+            for winner in match.winners:
+                if not mine or winner == player_id:
+                    won[winner][match.played_at.month - 1] += 1
+        return yearly.Review(
+            self.year,
+            player_id,
+            len(matches),
+            sum(m.finished for m in matches),
+            sum(m.games for m in matches),
+            len({(m.played_at - timedelta(hours=6)).date() for m in matches}),
+            sum(m.minutes for m in matches),
+            dict(sorted(wins.items(), key=lambda item: (-item[1], item[0]))),
+            sorted(pid for pid, count in wins.items() if count == top and top),
+            (sorted(p for p, r in rises.items() if r == best), best) if best > 0 else None,
+            self.cleanest(games, when, mine),
+            self.worst_round(games, when),
+            dict(sorted(((p, n) for p, n in fives.items() if n), key=lambda i: (-i[1], i[0]))),
+            {
+                pid: (
+                    sorted(r for r, n in takes[pid].items() if n == max(takes[pid].values())),
+                    max(takes[pid].values()),
+                )
+                for pid in sorted(takes)
+            },
+            min(cards.items(), key=lambda item: (-item[1], item[0])) if cards else None,
+            yearly.Bars([(None, months)], max(months)),
+            yearly.Bars(
+                [(pid, won[pid]) for pid in sorted(won)],
+                max((sum(column) for column in zip(*won.values(), strict=True)), default=0),
+            ),
+        )
+
+    @staticmethod
+    def cleanest(games, when, mine) -> yearly.Clean | None:
+        """The game with the fewest bulls per player, the earliest on a tie."""
+        tables = defaultdict(list)
+        for game in games:
+            tables[game.match_id, game.number].append(game.bulls)
+        if not tables:
+            return None
+        (match_id, number), bulls = min(
+            tables.items(),
+            key=lambda item: (sum(item[1]) / len(item[1]), when[item[0][0]], item[0][1]),
+        )
+        return yearly.Clean(match_id, number, 1 if mine else len(bulls), sum(bulls))
+
+    @staticmethod
+    def worst_round(games, when) -> yearly.Rounded | None:
+        """The most bulls in one round: the earliest, then the lower player id."""
+        rounds = [game for game in games if game.worst_round]
+        if not rounds:
+            return None
+        game = min(
+            rounds,
+            key=lambda g: (
+                (-g.worst_round, when[g.match_id], g.number, g.worst_round_number, g.player_id)
+            ),
+        )
+        return yearly.Rounded(
+            game.player_id, game.worst_round, game.match_id, game.number, game.worst_round_number
         )
 
 
@@ -198,7 +308,7 @@ def test_every_figure_of_the_year_equals_a_replay_of_its_games(client, app):
     expected = Replayed(app, YEAR)
     assert len(expected.matches) == 37
     with app.test_request_context():
-        YEARS.values().clear()
+        REVIEWS.values().clear()
         for player_id in [None, *ids]:
             assert comparable(review_of(YEAR, player_id)) == comparable(
                 expected.review(player_id)
@@ -232,3 +342,15 @@ def test_the_leaderboard_leads_to_this_years_review(client):
     assert response.status_code == 303
     assert re.fullmatch(r"/review/\d{4}", response.headers["Location"])
     assert "No finished game in" in client.get(response.headers["Location"]).text
+
+
+def test_a_match_finished_now_is_in_this_years_review_at_once(client):
+    """The review kept in memory is made again when a match of its year changes."""
+    anna, ben = add_players(client, "Anna", "Ben")
+    year = client.get("/review").headers["Location"]
+    assert "No finished game in" in client.get(year).text
+    match_id = start_match(client, [anna, ben], end_kind="games", end_value=1)
+    assert score_game(client, match_id, {anna: 3, ben: 7}).status_code == 303
+    html = client.get(year).text
+    tiles = re.findall(r'<li class="tile"><strong>([^<]+)</strong>', html)
+    assert tiles[:3] == ["1", "1", "1"]  # matches, games, evenings
