@@ -86,7 +86,9 @@ def import_minutes(match: MatchIn) -> int:
         GameTimes(number, game.mode, game.created_at, (game.created_at,) * len(game.rounds))
         for number, game in enumerate(match.games, 1)
     ]
-    return timeline(match.created_at, counted(games)).match.minutes
+    # A game's rounds at its start add no time: one of them stands for all of them.
+    kept = [game._replace(rounds=game.rounds[:1]) for game in counted(games)]
+    return timeline(match.created_at, kept).match.minutes
 
 
 class Rows:

@@ -150,7 +150,7 @@ def game_rows(
         NemesisRow(game_id, match_id, player, rival, takes)
         for (player, rival), takes in sorted(fillers.items())
     ]
-    return GameFigures(rows, rivals, sorted(takes))
+    return GameFigures(rows, rivals, takes)
 
 
 class Finished(NamedTuple):
@@ -176,22 +176,20 @@ def match_rows(
     standing = rules.standing(player_ids, [game.bulls for game in games], end)
     totals = standing.totals
     clean = min(games, key=lambda game: (sum(game.bulls.values()), game.number))
+    fives: dict[int, int] = {}
+    worst_round: dict[int, tuple[int, int, int]] = {}  # (bulls, game, round), the first
+    for game in games:
+        for row in game.rows:
+            if row.fives:
+                fives[row.player_id] = fives.get(row.player_id, 0) + row.fives
+            if row.worst_round and row.worst_round > worst_round.get(row.player_id, (0,))[0]:
+                worst_round[row.player_id] = (row.worst_round, game.number, row.worst_round_number)
     rows = []
     for player in player_ids:
         per_game = [(game.bulls.get(player, 0), game.number) for game in games]
         best, worst = min(per_game), max(count for count, _number in per_game)
         rank = 1 + sum(total < totals[player] for total in totals.values())
-        mine = [
-            (game.number, row) for game in games for row in game.rows if row.player_id == player
-        ]
-        worst_round = max(
-            (
-                (row.worst_round, -number, -row.worst_round_number)
-                for number, row in mine
-                if row.worst_round
-            ),
-            default=(0, None, None),
-        )
+        took = worst_round.get(player, (0, None, None))
         rows.append(
             MatchRow(
                 match_id,
@@ -210,10 +208,8 @@ def match_rows(
                 best[1],
                 clean.number,
                 sum(clean.bulls.values()),
-                sum(row.fives or 0 for _number, row in mine),
-                worst_round[0],
-                -worst_round[1] if worst_round[1] is not None else None,
-                -worst_round[2] if worst_round[2] is not None else None,
+                fives.get(player, 0),
+                *took,
             )
         )
     return rows

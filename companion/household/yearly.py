@@ -1,8 +1,8 @@
 """The year at our table: its figures from plain values, pure (no Flask, no database).
 
 ``companion.household.review`` asks the database for the year's sums and firsts (the
-derived tables, kept in the write that finishes a game) and the rating run, and the
-page shows what ``year_review`` makes of them. The tests compute every figure from a
+derived tables, kept in the write that finishes a game, every match's ratings among
+them), and the page shows what ``year_review`` makes of them. The tests compute every figure from a
 replay of every game and compare them one by one.
 
 What each figure means:
@@ -17,7 +17,8 @@ What each figure means:
 - wins: finished matches won, shared wins included.
 - most improved: the largest rise of the shown rating (mu - 3 sigma) over the year, from
   the rating before the player's first match of the year (0 for a new player) to the one
-  after their last; the ratings run over all matches ever (the leaderboard's).
+  after their last; the ratings run over all matches ever, as the leaderboard's
+  (``companion.derived.ratings``).
 - cleanest game: the finished game in which the table took the fewest bulls per player
   (for one player: their game with the fewest bulls); the earliest on a tie.
 - most bulls in one round: the most a player took in one round (``worst_round``), the
