@@ -166,7 +166,7 @@ def refresh_match(match_id: int, replayed: PlayedGame | None = None) -> None:
         db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
     write_rows(games, rivals, takes, sorted(wanted) if changed else [])
     if changed:  # its ranks may have moved: this match and the later ones rated again
-        ratings.rerate_from(db.session.connection(), match.created_at, match_id)
+        ratings.rerate_from(db.session.connection(), (match.created_at, match_id))
 
 
 @contextmanager
@@ -176,7 +176,7 @@ def match_rows_going(played_at: datetime, match_id: int) -> Iterator[None]:
     connection = db.session.connection()
     in_commit_order(connection)
     yield
-    ratings.rerate_from(connection, played_at, match_id)
+    ratings.rerate_from(connection, (played_at, match_id))
 
 
 def rate_imported(connection: Connection, after_id: int) -> None:
@@ -186,7 +186,7 @@ def rate_imported(connection: Connection, after_id: int) -> None:
     query = select(stat.played_at, stat.match_id).where(stat.match_id > after_id)
     first = connection.execute(query.order_by(stat.played_at, stat.match_id).limit(1)).first()
     if first is not None:
-        ratings.rerate_from(connection, *first)
+        ratings.rerate_from(connection, tuple(first))
 
 
 def refresh_results(match_id: int, player_ids: list[int], corrected: Sequence[int] = ()) -> bool:
@@ -293,14 +293,9 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
 def check_ratings(check: bool, echo) -> list[int]:
     """Every finished match rated again from the start and compared with the stored
     ratings; unless ``check``, put right. The ids of the matches whose ratings differ."""
-    connection = db.session.connection()
-    wanted, stored = ratings.all_rated(connection), ratings.stored_from(connection, None)
-    moved = sorted({row.match_id for row in wanted ^ stored})
+    moved = ratings.rerate_from(db.session.connection(), None, put_right=not check)
     if moved:
         echo(f"ratings differ in {len(moved)} matches, the first match {moved[0]}")
-        if not check:
-            connection.execute(delete(MatchRating))
-            ratings.write_ratings(connection, wanted)
     return moved
 
 

@@ -129,20 +129,23 @@ def latest_before(connection: Connection, players: set[int], start: tuple) -> di
     return current
 
 
-def rerate_from(connection: Connection, played_at: datetime, match_id: int) -> bool:
-    """Rate the finished matches again from (played_at, match id) on, after a change to
-    that match (inside the write); True when a stored rating changed. The rows are
-    only replaced when they differ."""
+def rerate_from(connection: Connection, start: tuple | None, put_right: bool = True) -> list[int]:
+    """Rate the finished matches again from ``start`` (played_at, match id) on, after a
+    change to that match (inside the write), or all of them (None); the ids of the
+    matches whose stored ratings differ, replaced unless not ``put_right``."""
     storage.in_commit_order(connection)
-    start = (played_at, match_id)
     matches = finished_from(connection, start)
     players = {player for match, _at in matches for player, _rank in match.ranks}
-    wanted = set(rated_rows(matches, latest_before(connection, players, start)))
-    if wanted == stored_from(connection, start):
-        return False
-    connection.execute(delete(MatchRating).where(from_on(MatchRating, start)))
-    write_ratings(connection, wanted)
-    return True
+    earlier = latest_before(connection, players, start) if start is not None else {}
+    wanted = set(rated_rows(matches, earlier))
+    moved = sorted({row.match_id for row in wanted ^ stored_from(connection, start)})
+    if moved and put_right:
+        going = delete(MatchRating)
+        if start is not None:
+            going = going.where(from_on(MatchRating, start))
+        connection.execute(going)
+        write_ratings(connection, wanted)
+    return moved
 
 
 RATING_ROWS = table("match_rating", *(column(name) for name in RatingRow._fields))
