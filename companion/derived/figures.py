@@ -147,8 +147,8 @@ def game_rows(
         for player in bulls
     ]
     rivals = [
-        NemesisRow(game_id, match_id, player, rival, takes)
-        for (player, rival), takes in sorted(fillers.items())
+        NemesisRow(game_id, match_id, player, rival, count)
+        for (player, rival), count in sorted(fillers.items())
     ]
     return GameFigures(rows, rivals, takes)
 

@@ -4,11 +4,14 @@ after matches finished out of order, undone, deleted, imported; rebuild puts the
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
 from backups import export, shifted, upload
 from driver import add_players, play_game, score_game, start_match, undo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select, update
 
 from companion.db import db
@@ -120,3 +123,46 @@ def test_an_import_of_older_matches_rates_the_later_ones_again(client, app):
     after = assert_kept(app)
     assert len({row.match_id for row in after}) == 2
     assert of_match(after, match_id) != before  # now Anna's second win, and so on
+
+
+SLOW = settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+HOUSEHOLDS = itertools.count()  # every example has players of its own (names are unique)
+
+
+@SLOW
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 3), min_size=2, max_size=4, unique=True),  # seats
+            st.lists(st.integers(0, 40), min_size=4, max_size=4),  # bulls by seat
+        ),
+        min_size=2,
+        max_size=5,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_the_kept_ratings_are_the_matches_rated_in_order_whatever_happens(client, app, plan, rng):
+    """Matches finish in any order, are undone and deleted: after each change the kept
+    ratings are every finished match rated again in order, and the leaderboard's."""
+    names = [f"P{next(HOUSEHOLDS)}" for _ in range(4)]
+    ids = add_players(client, *names)
+    matches = [
+        (start_match(client, [ids[s] for s in seats], end_kind="games", end_value=1), seats)
+        for seats, _bulls in plan
+    ]
+    order = list(range(len(plan)))
+    rng.shuffle(order)
+    for index in order:
+        match_id, seats = matches[index]
+        scores = {ids[seat]: plan[index][1][n] for n, seat in enumerate(seats)}
+        assert score_game(client, match_id, scores).status_code == 303
+        assert_kept(app)
+    undone, deleted = rng.sample([match_id for match_id, _seats in matches], 2)
+    assert undo(client, undone).status_code == 303
+    assert_kept(app)
+    delete(client, deleted)
+    assert_kept(app)
