@@ -108,7 +108,7 @@ def year_review(
     year: int,
     player_id: int | None,
     matches: Sequence[MatchIn],
-    wins: Iterable[tuple[int, int]],
+    wins: Sequence[tuple[int, int]],
     ratings: Mapping[int, tuple[float, float]],
     cleanest: Clean | None,
     worst_round: Rounded | None,
@@ -116,17 +116,11 @@ def year_review(
     nemesis: Iterable[tuple[int, int, int]],
     costliest: tuple[int, int] | None,
 ) -> Review:
-    """The review of ``year`` (for one player: what concerns them) from what the database
-    found for it: the matches, (match, winner) of the finished ones, each player's shown
-    rating before and after the year (players who played a rated match in it), the
-    cleanest game, the worst round, 55s caught by player, (player, rival, takes) rows and
-    the costliest card with its bulls."""
-    if player_id is not None:
-        wins = [(match, winner) for match, winner in wins if winner == player_id]
-        nemesis = [row for row in nemesis if row[0] == player_id]
-        ratings = {player_id: ratings[player_id]} if player_id in ratings else {}
-        fives = {player_id: fives[player_id]} if fives.get(player_id) else {}
-    wins = list(wins)
+    """The review of ``year`` from what the database found for it (for one player, only
+    their matches and their own rows): the matches, (match, winner) of the finished
+    ones, each player's shown rating before and after the year (players who played a
+    rated match in it), the cleanest game, the worst round, 55s caught by player,
+    (player, rival, takes) rows and the costliest card with its bulls."""
     counted = Counter(winner for _match, winner in wins)
     top = max(counted.values(), default=0)
     return Review(
