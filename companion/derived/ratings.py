@@ -99,6 +99,13 @@ def from_on(model, start: tuple):
     return and_(model.played_at >= played_at, later)  # the first: a range of the index
 
 
+def before(model, start: tuple):
+    """``model``'s rows before (played_at, match id) ``start``: the rest of ``from_on``."""
+    played_at, match_id = start
+    earlier = or_(model.played_at < played_at, model.match_id < match_id)
+    return and_(model.played_at <= played_at, earlier)  # the first: a range of the index
+
+
 def stored_from(connection: Connection, start: tuple | None) -> set[RatingRow]:
     """The stored rating rows from ``start`` on (or all)."""
     row = MatchRating
@@ -111,15 +118,11 @@ def stored_from(connection: Connection, start: tuple | None) -> set[RatingRow]:
 def latest_before(connection: Connection, players: set[int], start: tuple) -> dict:
     """Each player's rating after their last match before ``start``, if any."""
     row = MatchRating
-    played_at, match_id = start
-    earlier = and_(
-        row.played_at <= played_at, or_(row.played_at < played_at, row.match_id < match_id)
-    )
     current = {}
     for player in sorted(players):
         query = (
             select(row.mu, row.sigma)
-            .where(row.player_id == player, earlier)
+            .where(row.player_id == player, before(row, start))
             .order_by(row.played_at.desc(), row.match_id.desc())
             .limit(1)
         )
