@@ -4,11 +4,29 @@
 # make service-remove  stop that service and remove it (the database stays)
 # make test  install the test tools too, lint, and run every test (Chromium included),
 #            then the database tests again on PostgreSQL (a server of their own)
+# make lock  update the locked versions (requirements/*.txt) to the newest that
+#            pyproject.toml's ranges allow; then `make test` (README: "Locked versions")
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMPS := $(VENV)/.stamps
+
+# Every install takes the exact versions of the lock files, checked by their hashes, so a
+# household runs what CI tested: run.txt for the app, test.txt for the app and the test
+# and benchmark tools (the same versions of every package the two share), postgresql.txt
+# for a club's servers. `make lock` writes them with uv, which resolves once for every
+# platform and Python from 3.11 on.
+LOCKS := requirements
+UV_VERSION := 0.13.9
+LOCK_TOOLS := .venv-lock
+LOCK_PYTHON := 3.11
+COMPILE = $(LOCK_TOOLS)/bin/uv pip compile --quiet --universal --python-version $(LOCK_PYTHON) \
+	--generate-hashes --custom-compile-command "make lock" pyproject.toml $(LOCKS)/build.in
+# The lock's packages (none unlocked: --require-hashes refuses any), then the companion
+# itself from this checkout, built by the locked setuptools.
+install = $(BIN)/python -m pip install --quiet --require-hashes -r $(1) \
+	&& $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 
 TRANSLATIONS := companion/translations
 CATALOGS := $(wildcard $(TRANSLATIONS)/*/LC_MESSAGES/messages.po)
@@ -27,9 +45,10 @@ SERVICE ?= companion
 # `sudo make service` still builds the venv as the user who ran sudo: the service runs as them.
 AS_USER := $(if $(and $(SUDO_USER),$(filter 0,$(shell id -u))),sudo -u $(SUDO_USER) -H ,)
 
-.PHONY: run test lint format messages clean htmx-copy service service-build service-remove
+.PHONY: run test lint format messages clean htmx-copy service service-build service-remove lock
 
 run: $(STAMPS)/install $(COMPILED) htmx-copy
+	@echo "make run: starting the companion (it migrates the database first)"
 	$(BIN)/python -m companion.serve
 
 # The server migrates as it starts, as with `make run`; install waits until it answers.
@@ -64,25 +83,41 @@ messages: $(STAMPS)/install
 	$(BIN)/pybabel extract -F babel.cfg -k N_ -k NP_:1,2 -k _l -o messages.pot . && $(BIN)/pybabel update -i messages.pot -d $(TRANSLATIONS)
 
 $(BIN)/python:
+	@echo "make: creating $(VENV) with $(PYTHON) (a few seconds)"
 	$(PYTHON) -m venv $(VENV)
 
-# Stamps: reinstall only when pyproject.toml changes, so repeat runs are quick.
-$(STAMPS)/install: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# Stamps: reinstall only when a lock file or pyproject.toml changes: repeat runs are quick.
+$(STAMPS)/install: $(LOCKS)/run.txt pyproject.toml | $(BIN)/python
+	@echo "make: installing the companion's packages as $(LOCKS)/run.txt locks them (about 20 s the first time)"
+	$(call install,$(LOCKS)/run.txt)
 	mkdir -p $(STAMPS) && touch $@
 
 # The benchmarks' tools come along, so bench/ runs after `make test`.
-$(STAMPS)/install-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+$(STAMPS)/install-test: $(LOCKS)/test.txt pyproject.toml | $(BIN)/python
+	@echo "make: installing the companion and its test tools as $(LOCKS)/test.txt locks them"
+	$(call install,$(LOCKS)/test.txt)
 	mkdir -p $(STAMPS) && touch $@ $(STAMPS)/install
 
+# Newest versions within pyproject.toml's ranges: test.txt resolves first, and run.txt and
+# postgresql.txt take its versions (-c), so every package is at one version in all three.
+lock: $(LOCK_TOOLS)/bin/uv
+	$(COMPILE) --upgrade --all-extras -o $(LOCKS)/test.txt
+	$(COMPILE) -c $(LOCKS)/test.txt -o $(LOCKS)/run.txt
+	$(COMPILE) -c $(LOCKS)/test.txt --extra postgresql -o $(LOCKS)/postgresql.txt
+
+$(LOCK_TOOLS)/bin/uv:
+	$(PYTHON) -m venv $(LOCK_TOOLS)
+	$(LOCK_TOOLS)/bin/python -m pip install --quiet uv==$(UV_VERSION)
+
 $(COMPILED): %.mo: %.po | $(STAMPS)/install
+	@echo "make: compiling the translations (de, fr)"
 	$(BIN)/pybabel compile -d $(TRANSLATIONS)
 
 # The pinned htmx from npm: the app serves it when phones cannot reach the CDN, and the
 # tests serve it in place of the CDN, which also proves the SRI hash. Never committed.
 # One npm install for both: another install into the folder would remove the first.
 $(HTMX_FILE) $(SSE_FILE) &:
+	@echo "make: fetching htmx $(HTMX_VERSION) from npm, the copy phones get when the CDN is out of reach"
 	npm install --prefix $(VENDOR) --no-audit --no-fund --no-save htmx.org@$(HTMX_VERSION) htmx-ext-sse@$(SSE_VERSION)
 
 # `make run` goes on without it (no npm, no registry): phones then need the CDN.
