@@ -19,6 +19,7 @@ import argparse
 import errno
 import gc
 import os
+import signal
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -267,6 +268,11 @@ def start_worker(worker) -> None:
     worker class (GUNICORN_CMD_ARGS="--worker-class gthread") leaves the pages polling.
     """
     worker.wsgi.config["LIVE_PUSH"] = type(worker).__module__.endswith("ggevent")
+    # Ctrl-C reaches every process of the terminal's group, the master and each worker;
+    # the master answers it by sending each worker SIGQUIT. A worker that also quits on
+    # the SIGINT itself quits twice, and a gevent worker then prints the second exit as a
+    # traceback (benoitc/gunicorn#3239): let the master's word alone end it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     start_serving(worker.wsgi)
 
 
