@@ -60,6 +60,10 @@ def configure(app: Flask, test_config: dict | None) -> None:
         # (COMPANION_TIMEZONE, e.g. Europe/Berlin); unset: the machine's own
         # (companion.web.i18n.household_timezone). Times are stored in UTC.
         TIMEZONE=None,
+        # The address the server listens on (COMPANION_HOST, or serve's --host). On
+        # loopback alone the links stay on loopback, and the invite says that other phones
+        # cannot reach it (companion.web.network.loopback_only).
+        HOST=None,
     )
     app.config.from_prefixed_env("COMPANION")
     app.config.pop("DATABASE_URL", None)

@@ -36,7 +36,7 @@ from companion.derived import PlayerMatchStat
 from companion.models import Seat
 from companion.store import rebuild_matches
 from companion.web.faults import StorageError
-from companion.web.network import phone_url, print_qr
+from companion.web.network import is_loopback, phone_url, print_qr
 
 try:
     import resource
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as error:
         raise SystemExit(cannot_listen(args.host, args.port, error)) from None
     try:
-        app = create_app()
+        app = create_app({"HOST": args.host})
     except StorageError as error:
         raise SystemExit(error.format_message()) from None
     with app.app_context():
@@ -132,14 +132,21 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as error:
         raise SystemExit(cannot_listen(args.host, args.port, error)) from None
     url = phone_url(args.host, args.port)
-    print(f"Open {url} on a phone on the same network", flush=True)
-    print_qr(url)
+    if is_loopback(args.host):
+        print(
+            f"Open {url} on this computer: it listens on {args.host} alone, so other phones "
+            "cannot reach it (COMPANION_HOST=0.0.0.0 serves the network)",
+            flush=True,
+        )
+    else:
+        print(f"Open {url} on a phone on the same network", flush=True)
+        print_qr(url)
     sys.stdout.flush()
     if args.workers == 1 or BaseApplication is object:
         serve(app, listener)
     else:
         allow_open_files()
-        Gunicorn(listener, args.workers).run()
+        Gunicorn(listener, args.workers, args.host).run()
 
 
 def allow_open_files() -> None:
@@ -204,9 +211,10 @@ class Gunicorn(BaseApplication):
     it sees its master gone, however the master died.
     """
 
-    def __init__(self, listener: socket.socket, workers: int):
+    def __init__(self, listener: socket.socket, workers: int, host: str):
         self.listener = listener
         self.workers = workers
+        self.host = host
         # gunicorn has no setting for its Server header (benoitc/gunicorn#825): its
         # responses take these two names from its http.wsgi module, set before any fork.
         gunicorn_wsgi.SERVER = gunicorn_wsgi.SERVER_SOFTWARE = SERVER_NAME
@@ -231,7 +239,7 @@ class Gunicorn(BaseApplication):
 
     def load(self):
         """The app, made in each worker after the fork."""
-        return create_app()
+        return create_app({"HOST": self.host})
 
 
 def first_heartbeat(_server, worker) -> None:

@@ -24,7 +24,7 @@ from companion.store import Change, write_match
 from companion.web.access import ME, PLAYER, access, grant, require_player, token_level
 from companion.web.headers import no_store
 from companion.web.htmx import render
-from companion.web.network import phone_base
+from companion.web.network import listening, loopback_only, phone_base
 
 
 @bp.get("/matches/<id:match_id>/join/<token>")
@@ -53,6 +53,7 @@ def invite(match_id: int):
         level=level,
         player=invite_link(match, match.player_token) if level == PLAYER else None,
         watch=invite_link(match, match.watch_token),
+        loopback_only=loopback_only(current_app.config),
     )
 
 
@@ -109,8 +110,10 @@ def public_base_url() -> str:
     """Where phones reach this server: the configured PUBLIC_URL, else the address this
     request came to. Never localhost: a phone scanning "127.0.0.1" would ask itself."""
     parts = urlsplit(request.host_url)
-    public = current_app.config.get("PUBLIC_URL")
-    return phone_base(parts.scheme, parts.hostname or "", parts.port, public)
+    config = current_app.config
+    return phone_base(
+        parts.scheme, parts.hostname or "", parts.port, config.get("PUBLIC_URL"), listening(config)
+    )
 
 
 def qr_svg(url: str, low_correction: bool = False) -> Markup:

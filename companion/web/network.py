@@ -33,23 +33,40 @@ def lan_address() -> str:
 def phone_url(host: str, port: int) -> str:
     """The URL a phone should open for a server bound to host:port (one bound to loopback
     answers this machine alone: its own address then)."""
-    if is_loopback(host):
-        return f"http://{host}:{port}/"
-    return phone_base("http", host, port) + "/"
+    return phone_base("http", host, port, listening=host) + "/"
 
 
-def phone_base(scheme: str, host: str, port: int | str | None, public: object = None) -> str:
+def phone_base(
+    scheme: str, host: str, port: int | str | None, public: object = None, listening: str = ""
+) -> str:
     """Where phones reach this server, without the closing slash: ``public`` (the
     PUBLIC_URL setting) when it is set; else ``scheme://host:port``, with this machine's
     LAN address for a host no other device can use (every interface, loopback, none
-    known) and without the port when it is the scheme's own."""
+    known) and without the port when it is the scheme's own. A server ``listening`` on
+    loopback alone (the HOST setting) answers this machine only: its loopback address."""
     if public:
         return str(public).rstrip("/")
-    address = lan_address() if host in ALL_INTERFACES or is_loopback(host) else host
+    if is_loopback(listening):
+        address = listening
+    elif host in ALL_INTERFACES or is_loopback(host):
+        address = lan_address()
+    else:
+        address = host
     if ":" in address:  # an IPv6 address
         address = f"[{address}]"
     shown = "" if str(port or "") in {"", DEFAULT_PORTS.get(scheme)} else f":{port}"
     return f"{scheme}://{address}{shown}"
+
+
+def listening(config) -> str:
+    """The address the server listens on, as the HOST setting gives it ("": not known)."""
+    return str(config.get("HOST") or "")
+
+
+def loopback_only(config) -> bool:
+    """True when the server listens on loopback alone (HOST) and no PUBLIC_URL (a proxy in
+    front, say) tells phones another way in: then no other phone can reach it."""
+    return is_loopback(listening(config)) and not config.get("PUBLIC_URL")
 
 
 def is_loopback(host: str) -> bool:

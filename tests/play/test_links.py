@@ -86,6 +86,7 @@ def test_invite_shows_qr_codes_at_an_address_phones_can_reach(client, app, table
     assert any(link.endswith(player_token) for link in links)
     assert any(link.endswith(watch_token) for link in links)
     assert not any("localhost" in link or "127.0.0.1" in link for link in links)
+    assert 'id="loopback-only"' not in page
 
 
 @pytest.mark.app_config(PUBLIC_URL="https://nimmt.example.org/")
@@ -93,6 +94,26 @@ def test_invite_uses_the_configured_public_url(client, app, table):
     _, match_id = table
     page = client.get(f"/matches/{match_id}/invite").get_data(as_text=True)
     assert f"https://nimmt.example.org/matches/{match_id}/join/" in page
+
+
+@pytest.mark.app_config(HOST="127.0.0.1")
+def test_a_server_on_loopback_alone_invites_on_loopback_and_says_so(client, app, table):
+    """COMPANION_HOST=127.0.0.1: the LAN address would be one it does not listen on."""
+    _, match_id = table
+    page = client.get(f"/matches/{match_id}/invite").get_data(as_text=True)
+    links = re.findall(r"https?://[^\s\"<]+/join/[\w-]+", page)
+    assert links and all(link.startswith("http://127.0.0.1/") for link in links)
+    note = re.search(r'<p class="notice" id="loopback-only">([^<]+)</p>', page).group(1)
+    assert "other phones cannot open these links" in note and "COMPANION_HOST=0.0.0.0" in note
+
+
+@pytest.mark.app_config(HOST="127.0.0.1", PUBLIC_URL="https://nimmt.example.org/")
+def test_a_proxy_in_front_of_a_loopback_server_is_where_phones_go(client, app, table):
+    """Caddy on this machine, the companion behind it on loopback: PUBLIC_URL wins."""
+    _, match_id = table
+    page = client.get(f"/matches/{match_id}/invite").get_data(as_text=True)
+    assert f"https://nimmt.example.org/matches/{match_id}/join/" in page
+    assert 'id="loopback-only"' not in page
 
 
 # --- everyone enters their own card ------------------------------------------------------

@@ -403,6 +403,8 @@ def test_phone_url():
     assert phone_url("192.168.1.20", 8000) == "http://192.168.1.20:8000/"
     assert phone_url("0.0.0.0", 8000).startswith("http://")
     assert "0.0.0.0" not in phone_url("0.0.0.0", 8000)
+    assert phone_url("127.0.0.1", 8000) == "http://127.0.0.1:8000/"  # it listens there alone
+    assert phone_url("::1", 8000) == "http://[::1]:8000/"
 
 
 def test_print_qr(capsys):
