@@ -45,7 +45,7 @@ SERVICE ?= companion
 # `sudo make service` still builds the venv as the user who ran sudo: the service runs as them.
 AS_USER := $(if $(and $(SUDO_USER),$(filter 0,$(shell id -u))),sudo -u $(SUDO_USER) -H ,)
 
-.PHONY: run test lint format messages clean htmx-copy service service-build service-remove lock
+.PHONY: run test lint format messages clean htmx-copy service service-build service-remove lock install-postgresql
 
 run: $(STAMPS)/install $(COMPILED) htmx-copy
 	@echo "make run: starting the companion (it migrates the database first)"
@@ -88,9 +88,16 @@ $(BIN)/python:
 
 # Stamps: reinstall only when a lock file or pyproject.toml changes: repeat runs are quick.
 $(STAMPS)/install: $(LOCKS)/run.txt pyproject.toml | $(BIN)/python
-	@echo "make: installing the companion's packages as $(LOCKS)/run.txt locks them (about 20 s the first time)"
+	@echo "make: installing the companion's packages as $(LOCKS)/run.txt locks them (about 15 s the first time)"
 	$(call install,$(LOCKS)/run.txt)
 	mkdir -p $(STAMPS) && touch $@
+
+# A club's server: the app and the PostgreSQL driver (README: "Club set-up"); make run
+# then finds it installed.
+install-postgresql: $(LOCKS)/postgresql.txt pyproject.toml | $(BIN)/python
+	@echo "make: installing the companion and the PostgreSQL driver as $(LOCKS)/postgresql.txt locks them"
+	$(call install,$(LOCKS)/postgresql.txt)
+	mkdir -p $(STAMPS) && touch $(STAMPS)/install
 
 # The benchmarks' tools come along, so bench/ runs after `make test`.
 $(STAMPS)/install-test: $(LOCKS)/test.txt pyproject.toml | $(BIN)/python
@@ -122,7 +129,7 @@ $(HTMX_FILE) $(SSE_FILE) &:
 
 # `make run` goes on without it (no npm, no registry): phones then need the CDN.
 htmx-copy:
-	@$(MAKE) --no-print-directory $(HTMX_FILE) $(SSE_FILE) || echo "htmx copy not installed: phones will need its CDN"
+	@$(MAKE) -s --no-print-directory $(HTMX_FILE) $(SSE_FILE) || echo "htmx copy not installed: phones will need its CDN"
 
 clean:
 	rm -rf $(STAMPS) $(VENDOR) tests/.artifacts messages.pot $(COMPILED)
