@@ -12,6 +12,7 @@ from companion.household.history import Entry, entries
 from companion.models import Match
 from companion.play.blueprint import bp
 from companion.state import current_state
+from companion.web.access import access
 from companion.web.htmx import render
 
 
@@ -27,11 +28,13 @@ class Playing(NamedTuple):
 def home():
     """Say what the companion is, the matches being played and the finished ones."""
     items = entries(recent_matches())
+    finished = [item for item in items if item.standing.over]
     return render(
         "pages/home.html",
         block="content",
         playing=[playing(item) for item in items if not item.standing.over],
-        finished=[item for item in items if item.standing.over],
+        finished=finished,
+        levels={item.match.id: access(item.match) for item in finished},  # who may rematch
     )
 
 

@@ -11,10 +11,10 @@ from companion.db import db
 from companion.household.players import check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.play.blueprint import bp
-from companion.state import get_match
+from companion.state import current_state, get_match
 from companion.store import create_match, start_rematch
 from companion.web import present
-from companion.web.access import grant
+from companion.web.access import grant, require_player
 from companion.web.htmx import render
 
 END_KINDS = (rules.MORE_THAN, rules.AT_LEAST, rules.GAMES)
@@ -156,8 +156,12 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
 @bp.post("/matches/<id:match_id>/rematch")
 def rematch(match_id: int):
     """Start a new match with the same seats and house rules, in one tap; a match that
-    has its rematch already leads to it."""
+    has its rematch already leads to it. A player link only, as for every write (else it
+    would hand a stranger the rematch's player link), and only once the match is over."""
     old = get_match(match_id)
+    require_player(old)
+    if old.rematch_id is None and not current_state(match_id).over:
+        return render("matches/rematch_refused.html", match=old), 409
     rules_, seats = (old.end_kind, old.end_value, old.pro), [seat.player_id for seat in old.seats]
 
     def make() -> Match:

@@ -7,12 +7,14 @@ import pytest
 from driver import (
     add_players,
     enter_round,
+    phone,
     play_game,
     score_game,
     start_game,
     start_match,
     state_of,
     table_snapshot,
+    tokens,
     undo,
 )
 
@@ -160,7 +162,7 @@ def test_rematch_starts_the_same_seats_and_rules_in_one_tap(client, app):
     score_game(client, old, {ids[0]: 3, ids[1]: 5, ids[2]: 8})
     assert "Rematch" in client.get(f"/matches/{old}").text  # offered once it is over
     assert "Rematch" in client.get("/").text
-    other_phone = app.test_client()  # any phone may ask; it then holds the new match's link
+    other_phone = phone(app, old, tokens(app, old)[0])  # a player phone; it gets the link
     response = other_phone.post(f"/matches/{old}/rematch")
     assert response.status_code == 303
     new = int(re.search(r"/matches/(\d+)$", response.headers["Location"]).group(1))
@@ -180,7 +182,7 @@ def test_a_match_with_a_rematch_leads_to_it(client, app):
     score_game(client, old, {ids[0]: 3, ids[1]: 5})
     first = client.post(f"/matches/{old}/rematch")
     new = int(re.search(r"/matches/(\d+)$", first.headers["Location"]).group(1))
-    other_phone = app.test_client()
+    other_phone = phone(app, old, tokens(app, old)[0])
     again = other_phone.post(f"/matches/{old}/rematch")
     assert again.status_code == 303 and again.headers["Location"].endswith(f"/matches/{new}")
     assert start_game(other_phone, new, [1, 2, 3, 4]).status_code == 303  # its link too
@@ -202,6 +204,34 @@ def test_deleting_a_rematch_offers_rematch_again(client):
     version = re.search(r'name="version" value="(\d+)"', version).group(1)
     assert client.post(f"/matches/{new}/delete", data={"version": version}).status_code == 303
     assert f'action="/matches/{old}/rematch"' in client.get(f"/matches/{old}").text
+
+
+@pytest.mark.parametrize("link", [None, "watch"])
+def test_a_phone_without_the_player_link_cannot_start_a_rematch(client, app, link):
+    """The finding: a stranger's post created the rematch and got its player link."""
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    stranger = phone(app, old, tokens(app, old)[1] if link else None)
+    page = stranger.get(f"/matches/{old}").text
+    assert f'action="/matches/{old}/rematch"' not in page  # no button that would refuse
+    assert f'action="/matches/{old}/rematch"' not in stranger.get("/").text
+    before = table_snapshot(app)
+    assert stranger.post(f"/matches/{old}/rematch").status_code == 403
+    assert table_snapshot(app) == before
+    assert f'action="/matches/{old}/rematch"' in client.get(f"/matches/{old}").text
+
+
+def test_a_match_still_being_played_has_no_rematch_yet(client, app):
+    """Taken early, the rematch would be the stranger's: refused until the match is over."""
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=2)
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    before = table_snapshot(app)
+    refused = client.post(f"/matches/{old}/rematch")
+    assert refused.status_code == 409
+    assert f"Match {old} is still being played" in refused.text
+    assert table_snapshot(app) == before
 
 
 def test_rematch_of_an_unknown_match_is_404(client):
