@@ -70,8 +70,13 @@ def correct_form(match_id: int, game: int, number: int):
     state = current_state(match_id)
     if access(state.match) != PLAYER:
         abort(403)
-    values = values_of(state, game_of(state, game), number)
-    return show_form(state, game, number, {**values, "version": str(state.version)}, {})
+    played = game_of(state, game)
+    values = {**values_of(state, played, number), "version": str(state.version)}
+    try:  # said at once, not after the cards are typed
+        refuse_while_hidden(state, played)
+    except Rejected as rejected:
+        return show_form(state, game, number, values, rejected.errors)
+    return show_form(state, game, number, values, {})
 
 
 def show_form(state: MatchState, game: int, number: int, form, errors, status: int = 200):
@@ -146,6 +151,7 @@ def plan_correction(state: MatchState, number: int, round_number: int, form) -> 
     rounds = stored_rounds(game.game.id)
     if not 1 <= round_number <= len(rounds):
         abort(404)
+    refuse_while_hidden(state, game)
     ids = state.player_ids
     before = rules.replay_game(game.game.starting, rounds, ids)
     if round_number > len(before.rounds):
@@ -170,6 +176,23 @@ def plan_correction(state: MatchState, number: int, round_number: int, form) -> 
     check_match(state, game, after.game)
     changes = describe(state, number, round_number, (rounds, before), after, stored=False)
     return Plan(change_for(state, game, round_number, rounds, after), changes)
+
+
+def refuse_while_hidden(state: MatchState, game: PlayedGame) -> None:
+    """Refuse a correction of a game whose coming round has hidden cards in, before any
+    card is looked at: a check against them ("already entered by another player") would
+    tell, card by card, which cards the others hold. Once all are in, they are placed."""
+    if game is state.current and game.entered:
+        raise Rejected(
+            {
+                "form": gettext(
+                    "The next round's cards are being entered (%(entered)d of %(players)d in). "
+                    "Correct this round once they are all in, or undo them first.",
+                    entered=len(game.entered),
+                    players=len(state.player_ids),
+                )
+            }
+        )
 
 
 def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int, form):
@@ -220,16 +243,6 @@ def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int,
             }
         )
     plays = [(player, rules.parse_card(card, state.deck)) for player, card in entries]
-    hidden = set(game.entered.values()) if game is state.current else set()
-    for player, card in plays:
-        if card in hidden:
-            raise Rejected(
-                {
-                    f"card-{player}": gettext(
-                        "%(card)d was already entered by another player this round.", card=card
-                    )
-                }
-            )
     return plays, choices
 
 

@@ -2,6 +2,8 @@
 before it is stored, the game replayed from there; refused when it cannot be."""
 
 import random
+import re
+from html import unescape
 
 from correcting import correct, form_values, inputs_of, replayed, text_of
 from driver import (
@@ -9,6 +11,7 @@ from driver import (
     choose,
     deal,
     enter_round,
+    i_am,
     pending_of,
     phone,
     play_game,
@@ -34,6 +37,37 @@ def three_rounds(client, match_id, ids, choice_round_two=True):
     assert enter_round(client, match_id, {anna: 2, ben: 50, cleo: 3}).status_code == 303
     assert choose(client, match_id, anna, 1).status_code == 303
     assert enter_round(client, match_id, {anna: 60, ben: 61, cleo: 62}).status_code == 303
+
+
+def test_no_correction_tells_which_cards_the_others_hold_hidden(client, app, trio):
+    """The finding: a preview with each card 1-104 answered "already entered by another
+    player" for exactly the hidden ones. Now every card gets the same answer, before any
+    is looked at, until the round's cards are all in; nothing is stored."""
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    anna_phone = phone(app, match_id, tokens(app, match_id)[0])
+    i_am(anna_phone, match_id, anna)
+    assert enter_round(anna_phone, match_id, {anna: 70}).status_code == 303  # hidden
+    values = form_values(client, match_id, 1, 1)
+    shown = text_of(client.get(f"/matches/{match_id}/games/1/rounds/1/correct"))
+    assert "being entered (1 of 3 in)" in shown
+    before = table_snapshot(app)
+    answers = set()
+    for card in range(1, 105):
+        response = correct(client, match_id, 1, 1, cards={ben: card}, confirm=False, values=values)
+        error = re.search(r'class="form-error"[^>]*>([^<]+)<', response.text).group(1)
+        answers.add((response.status_code, unescape(error)))
+    assert answers == {
+        (
+            422,
+            "The next round's cards are being entered (1 of 3 in). Correct this round "
+            "once they are all in, or undo them first.",
+        )
+    }
+    assert table_snapshot(app) == before
+    # Once every card is in, they are placed, and the correction goes on as before.
+    enter_round(client, match_id, {ben: 71, cleo: 72})
+    assert correct(client, match_id, 1, 1, cards={ben: 39}, confirm=False).status_code == 200
 
 
 def test_the_form_is_filled_with_the_round_as_entered(client, trio):
