@@ -86,8 +86,9 @@ class BgStats(NamedTuple):
     url: str
 
     @property
-    def qr(self) -> Markup:
-        """The link as an inline SVG QR code (made when a page shows it)."""
+    def qr(self) -> Markup | None:
+        """The link as an inline SVG QR code (made when a page shows it); None when it is
+        too long for one."""
         return qr_svg(self.url, low_correction=True)
 
 

@@ -116,13 +116,18 @@ def public_base_url() -> str:
     )
 
 
-def qr_svg(url: str, low_correction: bool = False) -> Markup:
-    """The URL as an inline SVG QR code (paths and attributes only: CSP-safe).
+def qr_svg(url: str, low_correction: bool = False) -> Markup | None:
+    """The URL as an inline SVG QR code (paths and attributes only: CSP-safe), or None
+    when it holds more than the largest QR code can (version 40: a ten-player BG Stats
+    play with long names in Greek or emoji).
 
     ``low_correction``: the lowest error correction, for a long link shown on a screen
     (a ten-player BG Stats play): more room for data, nothing lost to dirt on paper.
     """
     options = {"error_correction": qrcode.constants.ERROR_CORRECT_L} if low_correction else {}
-    image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, border=2, **options)
+    try:
+        image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, border=2, **options)
+    except ValueError:  # qrcode's "Invalid version (was 41, expected 1 to 40)"
+        return None
     svg = image.to_string(encoding="unicode")
     return Markup(svg.replace("<svg ", '<svg class="qr" role="img" aria-hidden="true" ', 1))

@@ -107,6 +107,24 @@ def test_every_view_of_the_finished_match_has_the_same_link(client, app):
     assert set(LINK.findall(watcher.get(f"/matches/{match_id}").text)) == {link}
 
 
+def test_a_play_too_long_for_a_qr_code_leaves_the_tv_standing(client, app):
+    """The finding: ten long Greek and emoji names made the TV answer 500 (qrcode's
+    "Invalid version (was 41…)") and its stream die. The TV says to log it from a phone,
+    whose button still carries the whole play."""
+    names = [("🐂Ωμέγα" * 5)[:29] + chr(0x3B1 + seat) for seat in range(10)]
+    ids = add_players(client, *names)
+    match_id = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, match_id, {pid: seat for seat, pid in enumerate(ids)})
+    tv = client.get(f"/matches/{match_id}/table")
+    assert tv.status_code == 200
+    assert '<figure class="bgstats-qr">' not in tv.text
+    assert "This play is too long for a QR code" in unescape(tv.text)
+    live = client.get(f"/matches/{match_id}/live?since=0&view=table")
+    assert live.status_code == 200 and "too long for a QR code" in live.text
+    (link,) = set(LINK.findall(client.get(f"/matches/{match_id}/scoreboard").text))
+    assert [player["name"] for player in decoded(link)["players"]] == names
+
+
 def test_a_match_being_played_has_no_link(client, table):
     """Only a finished match is a play to log."""
     _ids, match_id = table
