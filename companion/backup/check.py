@@ -21,14 +21,13 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from flask_babel import gettext
-
 from companion import rules
 from companion.backup.bulk import NotQuick, Replay, quick_rounds
 from companion.backup.corrections import read_corrections
 from companion.backup.document import FORMAT, VERSION, identity_digest
 from companion.backup.fields import (
     BackupError,
+    Phrase,
     cards_of,
     object_with,
     paused_gc,
@@ -42,7 +41,7 @@ from companion.backup.parse import load
 from companion.derived import figures
 from companion.derived.figures import GameFigures
 from companion.rules import N_
-from companion.rules.names import clean_name, name_key
+from companion.rules.names import name_key
 
 
 @dataclass
@@ -188,13 +187,14 @@ def read_players(entries: list) -> list[PlayerIn]:
         try:
             data = object_with(entry, ("name", "archived", "created_at"))
             name = value_of(data, "name", str)
-            cleaned, reason = clean_name(name, gettext)  # reason: in the page's language
-            if reason is not None:
+            try:
+                cleaned = rules.player_name(name)
+            except rules.RuleError as error:  # translated with the rest, where it is shown
                 raise BackupError(
                     N_("“%(name)s” is not a usable name: %(reason)s"),
                     name=shown(name),
-                    reason=reason,
-                )
+                    reason=Phrase(error.template, error.params),
+                ) from None
             if " ".join(name.split()) != name:
                 raise BackupError(
                     N_("“%(name)s” has spaces at its start or end, or two in a row."),

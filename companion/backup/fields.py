@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from companion.backup.document import parse_stamp
 from companion.rules import N_
@@ -21,6 +21,14 @@ Gettext = Callable[[str], str]
 
 def _identity(message: str) -> str:
     return message
+
+
+class Phrase(NamedTuple):
+    """A translatable message standing as another's parameter (why a name is no name),
+    translated with it: an import's helper process knows no page's language."""
+
+    template: str
+    params: dict
 
 
 class BackupError(ValueError):
@@ -36,7 +44,11 @@ class BackupError(ValueError):
 
     def message(self, gettext: Gettext = _identity) -> str:
         """The message in the language of ``gettext``, prefixed by where it happened."""
-        text = gettext(self.template) % self.params
+        params = {
+            key: gettext(value.template) % value.params if isinstance(value, Phrase) else value
+            for key, value in self.params.items()
+        }
+        text = gettext(self.template) % params
         places = [gettext(template) % params for template, params in self.where]
         return ", ".join(places) + ": " + text if places else text
 

@@ -248,6 +248,28 @@ def test_a_big_file_is_imported_by_a_helper_process(app, client, document, monke
     assert "format version 2, from a newer companion" in refused.get_data(as_text=True)
 
 
+@pytest.mark.app_config(IMPORT_APART_FROM=0)
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("M" * 31, "Ein Name hat höchstens 30 Zeichen."),
+        ("Anna\u200d", "Ein Name darf keine unsichtbaren Zeichen"),
+    ],
+)
+def test_a_helper_refuses_a_name_in_the_page_language(app, client, document, name, reason):
+    """The finding: a big file with a 31-character name answered 500 (KeyError: 'babel'),
+    the helper's app having no Babel. The reason now travels untranslated and is said in
+    the language of the page that uploaded it, as for a small file."""
+    client.set_cookie("lang", "de")
+    before = snapshot(app)
+    bad = {**document, "players": [*document["players"], {**document["players"][0], "name": name}]}
+    response = upload(client, bad)
+    assert response.status_code == 422
+    assert reason in response.get_data(as_text=True)
+    assert "ist kein brauchbarer Name" in response.get_data(as_text=True)
+    assert snapshot(app) == before
+
+
 def test_a_helper_that_dies_imports_nothing_and_says_so(app, client, document, monkeypatch):
     app.config["IMPORT_APART_FROM"] = 0
     before = snapshot(app)
