@@ -19,8 +19,10 @@ from typing import NamedTuple
 
 from flask import Flask, Response, abort, current_app, request
 
+from companion.models import MAX_ID
 from companion.play.blueprint import bp
 from companion.play.live import read_stamp, regions, view_named
+from companion.rules import whole_number
 from companion.store import feed_of
 
 HEARTBEAT = 15.0  # seconds between keep-alive comments on a quiet stream
@@ -90,8 +92,9 @@ def changes(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
 
 
 def whole(text: str | None) -> int | None:
-    """A version as sent back by the phone, or None when it is not one."""
-    return int(text) if text and text.isdigit() else None
+    """A version as sent back by the phone, or None when it is not one: ASCII digits
+    with a bound, as route ids are ("²" or 5,000 digits would fail ``int``)."""
+    return whole_number(text or "", 0, MAX_ID)
 
 
 def message(name: str, data: str, event_id: str) -> str:

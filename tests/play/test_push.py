@@ -193,6 +193,31 @@ def test_a_quiet_stream_sends_a_comment_to_stay_open(app, client, table):
 
 
 @PUSH
+@pytest.mark.parametrize(
+    "since, last_id",
+    [
+        ("²", None),
+        ("\u0661", None),  # an Arabic-Indic one
+        ("9" * 5000, None),
+        (None, f"{'9' * 5000} x x"),
+        (None, "² ³ x"),
+    ],
+)
+def test_a_version_that_is_no_number_gets_the_whole_match(app, client, table, since, last_id):
+    """The finding: "²" passed isdigit() and int() failed, in the stream. A version is
+    ASCII digits with a bound, as ids are; any other is a page that shows nothing yet."""
+    _ids, match_id = table
+    path = f"/matches/{match_id}/events" + (f"?since={since}" if since else "")
+    stream = Stream(client, path, **({"Last-Event-ID": last_id} if last_id else {}))
+    try:
+        assert stream.response.status_code == 200
+        assert stream.next().startswith("retry:")
+        assert 'id="live-table"' in stream.next_change()["data"]
+    finally:
+        stream.close()
+
+
+@PUSH
 def test_a_new_game_started_elsewhere_is_pushed(app, client):
     """Starting cards, not only rounds: any write that moves the version."""
     ids = add_players(client, "Anna", "Ben")
