@@ -63,7 +63,8 @@ def loads(raw: bytes, text: str, decoder: json.JSONDecoder) -> Any:
 
     index = WHITESPACE.match(text, 0).end()
     if text.startswith("{", index):
-        data, end = JSONObject((text, index + 1), True, value, None, None, {})
+        pairs = decoder.object_pairs_hook  # the top level's keys are checked as the rest
+        data, end = JSONObject((text, index + 1), True, value, None, pairs, {})
     elif text.startswith("[", index):
         data, end = deferred(text, index, scan, place)
     else:

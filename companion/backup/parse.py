@@ -39,6 +39,27 @@ class NotANumber(ValueError):
     """NaN or Infinity: Python's reader takes them, JSON has no such thing."""
 
 
+class DuplicateKey(ValueError):
+    """An object with a key twice: Python's reader keeps the last, a person means one."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """An object's pairs as a dict, refused when a key comes twice (the JSON reader's
+    ``object_pairs_hook``, called from its C scanner)."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return data
+
+
 def load(raw: bytes) -> Any:
     """Parse the file as JSON; refuse deep nesting, long numbers and NaN with the place.
 
@@ -61,10 +82,16 @@ def load(raw: bytes) -> Any:
         )
     try:
         text = raw.decode("utf-8-sig")
-        return lazy.loads(raw, text, json.JSONDecoder(parse_constant=not_a_number))
+        decoder = json.JSONDecoder(parse_constant=not_a_number, object_pairs_hook=unique_keys)
+        return lazy.loads(raw, text, decoder)
     except NotANumber:
         line, column = place(raw, first(CONSTANT, raw))
         raise refusal(N_("NaN and Infinity are not numbers in JSON."), line, column) from None
+    except DuplicateKey as duplicate:
+        raise BackupError(
+            N_("This is not a backup of the companion: an object has the key “%(key)s” twice."),
+            key=duplicate.key[:50],
+        ) from None
 
 
 def refusal(problem: str, line: int, column: int, **params: Any) -> BackupError:

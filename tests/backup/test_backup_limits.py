@@ -122,6 +122,19 @@ LIMITS = {
         lambda d: with_raw(d, ("players", 0, "name"), r'"Anna\ud800"'),
         "Player 1: “name” holds a character that is not text.",
     ),
+    # Python's reader keeps the last of two equal keys: the file says two things at once.
+    "a version given twice": (
+        lambda d: with_raw(d, ("version",), '1, "version": 2'),
+        "an object has the key “version” twice.",
+    ),
+    "a player's name given twice": (
+        lambda d: with_raw(d, ("players", 0, "name"), '"Anna", "name": "Zed"'),
+        "an object has the key “name” twice.",
+    ),
+    "a limit given twice deep in a match": (
+        lambda d: with_raw(d, ("matches", 1, "end", "value"), '66, "value": 1000'),
+        "an object has the key “value” twice.",
+    ),
     "a seat with control characters": (
         lambda d: with_raw(d, ("matches", 0, "seats", 0), r'"Zed\n\u0000"'),
         "The seat “Zed\ufffd\ufffd” is not a player of the players list.",
