@@ -5,6 +5,8 @@ stored inputs through the rules engine (not from the derived tables)."""
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -17,8 +19,8 @@ from yearbook import PAUSE, YEAR, build_household
 
 from companion import rules
 from companion.db import db
-from companion.household import yearly
-from companion.household.review import REVIEWS, review_of
+from companion.household import review, yearly
+from companion.household.review import REVIEWS, make_review, review_of
 from companion.models import Match, Play, RowChoice, Score, Seat
 from companion.state import score_bulls
 
@@ -333,6 +335,43 @@ def test_a_player_who_is_not_in_the_list_is_refused(client):
     response = client.get(f"/review/{YEAR}?player=9999")
     assert response.status_code == 422
     assert "Choose a player from the list." in response.text
+
+
+def test_a_year_has_one_url(client):
+    """The finding: /review/02026 and /review/2026%20 answered 200 as pages of their own."""
+    for spelled in (f"0{YEAR}", f"{YEAR}%20", f"00{YEAR}"):
+        response = client.get(f"/review/{spelled}?player=")
+        assert response.status_code == 301, spelled
+        assert response.headers["Location"] == f"/review/{YEAR}?player="
+    assert client.get(f"/review/{YEAR}").status_code == 200
+    assert client.get("/review/1").status_code == 404
+
+
+def test_phones_asking_at_once_share_one_review(app, monkeypatch):
+    """The finding: 20 first requests at once on PostgreSQL each made the review (2.2 s
+    each, 0.3 s alone). The first makes it; the others wait and take it."""
+    made, started = [], threading.Barrier(8)
+
+    def slow_review(year):
+        made.append(year)
+        time.sleep(0.2)  # long enough for every other thread to ask meanwhile
+        return make_review(year)
+
+    monkeypatch.setattr(review, "make_review", slow_review)
+    results = []
+
+    def ask():
+        with app.app_context():
+            started.wait()
+            results.append(review_of(YEAR, None))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 1 and len(results) == 8
+    assert all(result is results[0] for result in results)
 
 
 def test_the_leaderboard_leads_to_this_years_review(client):
