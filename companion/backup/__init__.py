@@ -15,9 +15,11 @@ import click
 from flask import Blueprint, Flask, Response, current_app, redirect, request, session, url_for
 from flask.cli import with_appcontext
 from flask_babel import gettext, to_user_timezone
+from flask_wtf.csrf import CSRFError, validate_csrf
 from sqlalchemy import func, select
 from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import RequestEntityTooLarge
+from wtforms import ValidationError
 
 from companion.backup.apart import import_upload
 from companion.backup.copies import (
@@ -44,6 +46,7 @@ from companion.store import is_postgresql, match_finished
 from companion.web.access import grant
 from companion.web.headers import no_store
 from companion.web.htmx import render
+from companion.web.stale import shows_again
 
 bp = Blueprint("backup", __name__)
 
@@ -95,9 +98,10 @@ def export_json():
 
 
 @bp.post("/backup/import")
-@csrf.exempt  # checked in posted_file: once this import has the turn (see there)
+@csrf.exempt  # checked by token_first, from the form's address, before the turn
 def import_file():
     """Import a backup file: all of it, or nothing with a message (422; 409: another runs)."""
+    token_first()
     try:
         with import_turn():
             report = import_upload(posted_file().stream)
@@ -115,18 +119,31 @@ def import_file():
     return redirect(url_for("backup.index"), code=303)
 
 
-def posted_file() -> FileStorage:
-    """The form's file, read only now: once this import has the turn to import.
+def token_first() -> None:
+    """Check the CSRF token before the turn to import is taken, and before any of the
+    file is read: the form sends it in its address (``?csrf_token=``), since a token in
+    the form's fields comes only after a whole upload. A slow upload without the token
+    would otherwise hold the one turn, and every real import get 409, until it closed.
+    A write from another site's page never gets this far (``web.guard``)."""
+    if not current_app.config.get("WTF_CSRF_ENABLED", True):
+        return
+    try:
+        validate_csrf(request.args.get("csrf_token"))
+    except ValidationError as error:
+        raise CSRFError(error.args[0]) from None  # answered as a stale form
 
-    The token is checked here too, after the turn is taken: it is in the form, and
-    reading the form reads the whole file. A write from another site's page never gets
-    this far (``web.guard``), and a request without the right token is refused (400)
-    before any of its file is checked.
-    """
+
+@shows_again("backup.import_file")
+def import_again(message: str):
+    """The import refused as a stale form: its page, with the message by the file field
+    (nothing of the upload is read: the file is chosen again)."""
+    return backup_page({"file": message}), 422
+
+
+def posted_file() -> FileStorage:
+    """The form's file, read only now: once this import has the turn to import."""
     request.max_content_length = current_app.config.get("BACKUP_MAX_UPLOAD", DEFAULT_MAX_UPLOAD)
     try:
-        if current_app.config.get("WTF_CSRF_ENABLED", True):
-            csrf.protect()
         upload = request.files.get("file")
     except RequestEntityTooLarge:
         limit = request.max_content_length // (1024 * 1024)

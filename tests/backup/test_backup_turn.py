@@ -9,6 +9,7 @@ import html
 import io
 import json
 import os
+import re
 import threading
 from contextlib import contextmanager
 
@@ -57,12 +58,12 @@ class Unread(io.RawIOBase):
         return 0
 
 
-def post_unread(client, **headers):
+def post_unread(client, path="/backup/import", **headers):
     """Post an import whose body is never read by the test client: the answer, and
     whether the app read any of it."""
     body = Unread()
     response = client.post(
-        "/backup/import",
+        path,
         input_stream=body,
         content_type="multipart/form-data; boundary=unread",
         headers=headers,
@@ -99,9 +100,9 @@ def another_process_imports(app):
         yield
 
 
-def refused_at_once(client, **headers) -> str:
+def refused_at_once(client, path="/backup/import", **headers) -> str:
     """Post an import while another runs: a 409 by the file field, its body never read."""
-    response, read = post_unread(client, **headers)
+    response, read = post_unread(client, path, **headers)
     page = html.unescape(response.get_data(as_text=True))
     assert response.status_code == 409, page[:400]
     assert not read
@@ -109,18 +110,46 @@ def refused_at_once(client, **headers) -> str:
     return page
 
 
+def import_address(client) -> str:
+    """The import form's address, with this phone's CSRF token in it."""
+    page = client.get("/backup").get_data(as_text=True)
+    (action,) = set(re.findall(r'action="(/backup/import\?csrf_token=[^"]+)"', page))
+    return html.unescape(action)
+
+
 def test_an_import_while_another_runs_is_refused_before_its_file_is_read(app, client, document):
     before = snapshot(app)
-    app.config["WTF_CSRF_ENABLED"] = True  # decided before the token, which is in the form
+    app.config["WTF_CSRF_ENABLED"] = True  # the token is in the address: checked first
+    address = import_address(client)
     with another_import(app):
-        assert RUNNING in refused_at_once(client)
-        german = refused_at_once(client, **{"Accept-Language": "de"})
+        assert RUNNING in refused_at_once(client, address)
+        german = refused_at_once(client, address, **{"Accept-Language": "de"})
         assert "Es läuft schon ein Import." in german
-        assert upload(client, document).status_code == 409  # a real file: the same
+        with_file = {"file": (io.BytesIO(json.dumps(document).encode()), "b.json")}
+        assert client.post(address, data=with_file).status_code == 409  # a real file: the same
     assert snapshot(app) == before
     app.config["WTF_CSRF_ENABLED"] = False
     assert upload(client, document).status_code == 303  # once it is done, it works
     assert "Matches added: 2" in client.get("/backup").get_data(as_text=True)
+
+
+def test_an_upload_without_the_token_never_takes_the_turn(app, client, document):
+    """The finding: a slow upload without a CSRF token held the one turn (taken before
+    the token, which was in the form), so every real import got 409 until it closed.
+    The token comes first now, from the address: refused (422) while another import
+    holds the turn, with none of its body read and no turn taken."""
+    app.config["WTF_CSRF_ENABLED"] = True
+    with another_import(app):
+        for path in ("/backup/import", "/backup/import?csrf_token=forged"):
+            response, read = post_unread(client, path)
+            assert response.status_code == 422 and not read
+            page = html.unescape(response.get_data(as_text=True))
+            assert "Nothing was saved" in page and RUNNING not in page
+            assert 'aria-invalid="true"' in page  # by the file field: choose it again
+    before = snapshot(app)
+    assert post_unread(client)[0].status_code == 422  # and it took no turn: the next one
+    assert post_unread(client, import_address(client))[1]  # with the token reads its file
+    assert snapshot(app) == before
 
 
 def test_the_refusal_replaces_the_form_when_htmx_sent_it(app, client):

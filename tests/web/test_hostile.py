@@ -178,6 +178,7 @@ def seed(tmp_path_factory) -> Seed:
         "players.delete": {"player_id": str(newcomer)},  # never played: may go
         "history.confirm_delete": {"match_id": str(finished)},
         "history.delete": {"match_id": str(finished)},
+        "play.rematch": {"match_id": str(finished)},  # a rematch only once it is over
         "play.join": {"match_id": str(waiting), "token": tokens[waiting]},
         "i18n.set_language": {"code": "de"},
         "static": {"filename": "css/app.css"},
