@@ -35,13 +35,13 @@ from typing import TypeVar
 
 from blinker import Namespace
 from flask import current_app
-from sqlalchemy import Connection, bindparam, delete, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion import storage
 from companion.db import WRITE, WRITE_WAIT, db
 from companion.derived import Rebuilt, match_rows_going, rebuild, refresh_results
-from companion.models import Match, PendingCard, Player, Seat
+from companion.models import Correction, Game, Match, PendingCard, Player, Round, Seat, utcnow
 from companion.rules import EndCondition
 from companion.rules.names import name_key
 from companion.state import MatchState, current_state
@@ -67,7 +67,6 @@ from companion.storage.imports import (  # noqa: F401
     only_import,
     postgresql_copy,
     postgresql_reserve_ids,
-    seconds_since_last_write,
     sqlite_temp_on_disk,
     turn_to_write,
 )
@@ -214,6 +213,24 @@ def delete_player(player_id: int) -> bool:
             return False
         db.session.delete(player)
     return True
+
+
+# What a phone enters, each stamped when it was stored: the newest says when someone
+# last played (row choices, scores and hidden cards come with their round or game).
+ENTRIES = (Round, Game, Match, Player, Correction)
+
+
+def seconds_since_last_entry() -> float:
+    """How long since a phone last entered something (a round, a game, a match, a player,
+    a correction): not since the database file last changed, which a start-up's
+    migration, a checkpoint or an import of its own also do. Read on a connection of its
+    own: the import's holds its staged rows, outside any transaction."""
+    with db.engine.connect() as connection:
+        newest = [
+            connection.execute(select(func.max(model.created_at))).scalar() for model in ENTRIES
+        ]
+    stamped = [moment for moment in newest if moment is not None]
+    return (utcnow() - max(stamped)).total_seconds() if stamped else float("inf")
 
 
 def start_rematch(old_id: int, make: Callable[[], Match]) -> int:

@@ -26,7 +26,7 @@ SQLite), and all of it would hold the phones up, where the copy alone holds them
 for its own second and a half. A refused or crashed import has written nothing: the
 staged rows live only in the temporary tables, which go with the connection, and the
 copy is one transaction. A copy that would hold the phones up for longer than
-``LOCK_BUDGET`` waits for a quiet moment (no write for ``QUIET`` seconds) on the
+``LOCK_BUDGET`` waits for a quiet moment (no entry for ``QUIET`` seconds) on the
 command line, and is refused with a message on the web page.
 """
 
@@ -81,7 +81,7 @@ from companion.rules import N_
 from companion.web.faults import BUSY, fault_of
 
 LOCK_BUDGET = 1.5  # seconds a phone's write may wait for an import's copy
-QUIET = 60  # seconds without a write: nobody is entering a round
+QUIET = 60  # seconds without a phone's entry: nobody is entering a round
 CHUNK = 500  # matches staged per batch of inserts: bounded memory, few calls
 PLAN_BATCH = 10_000  # seats read per batch when planning (PostgreSQL: a server-side cursor)
 
@@ -367,7 +367,7 @@ def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | No
     quiet = current_app.config.get("IMPORT_QUIET", QUIET)
     if seconds <= budget or not store.copy_holds_up_writers(connection):
         return
-    if store.seconds_since_last_write(connection) >= quiet:
+    if store.seconds_since_last_entry() >= quiet:
         return
     if waiting is None:
         raise BackupError(
@@ -379,5 +379,5 @@ def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | No
             seconds=max(1, round(seconds)),
         )
     waiting(seconds)
-    while (idle := store.seconds_since_last_write(connection)) < quiet:
+    while (idle := store.seconds_since_last_entry()) < quiet:
         time.sleep(min(quiet - idle, 5))

@@ -20,8 +20,6 @@ here either does not exist on the other database, or exists there differently:
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -147,17 +145,6 @@ def postgresql_copy(connection: Connection, table: Table, rows: list[tuple]) -> 
 def copy_holds_up_writers(connection: Connection) -> bool:
     """True where the copy's transaction makes every other writer wait (SQLite)."""
     return is_sqlite(connection)
-
-
-def seconds_since_last_write(connection: Connection) -> float:
-    """SQLite: how long nobody has written (the write-ahead log's, else the file's time)."""
-    path = sqlite_file(connection)
-    for name in (f"{path}-wal", path) if path else ():
-        try:
-            return time.time() - os.stat(name).st_mtime
-        except FileNotFoundError:
-            continue
-    return float("inf")
 
 
 @contextmanager
