@@ -23,7 +23,7 @@ from typing import Any
 
 from companion import rules
 from companion.backup.bulk import NotQuick, Replay, quick_rounds
-from companion.backup.corrections import read_corrections
+from companion.backup.corrections import Game, read_corrections
 from companion.backup.document import FORMAT, VERSION, identity_digest
 from companion.backup.fields import (
     BackupError,
@@ -297,7 +297,8 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
     rounds = value_of(data, "rounds", list)
     if "corrections" in data:
         entries = value_of(data, "corrections", list)
-        game.corrections = read_corrections(entries, seats, len(rounds), deck)
+        checked_against = Game(len(rounds), deck, game.starting, game.created_at)
+        game.corrections = read_corrections(entries, seats, checked_against)
     return read_rounds(game, rounds, seats, deck)
 
 

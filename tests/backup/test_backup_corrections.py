@@ -75,6 +75,11 @@ def test_a_round_trip_with_corrections_gives_the_same_file(corrected, tmp_path):
         ({"dropped": [{"round": 1, "player": "Anna", "row": 1}]}, "round"),
         ({"at": "yesterday"}, "date and time"),
         ({"colour": "red"}, "Unknown field"),
+        # The finding: records that contradict the rounds were imported as "corrected".
+        ({"cards": [9, 9, 43]}, "both entered 9: each card exists once"),
+        ({"cards": [12, 42, 43]}, "12 is one of this game's starting cards"),
+        ({"at": "2999-01-01T00:00:00Z"}, "a correction comes after its game started"),
+        ({"at": "2001-01-01T00:00:00Z"}, "a correction comes after its game started"),
     ],
 )
 def test_a_bad_correction_is_refused(corrected, tmp_path, change, words):
