@@ -21,7 +21,15 @@ from companion.play.blueprint import bp
 from companion.rules import whole_number
 from companion.state import MatchState, get_match
 from companion.store import Change, write_match
-from companion.web.access import ME, PLAYER, access, grant, require_player, token_level
+from companion.web.access import (
+    ME,
+    PLAYER,
+    access,
+    grant,
+    newest,
+    require_player,
+    token_level,
+)
 from companion.web.headers import no_store
 from companion.web.htmx import render
 from companion.web.network import listening, loopback_only, phone_base
@@ -84,11 +92,10 @@ def choose_me(match_id: int):
     player_id = whole_number(request.form.get("player", ""), 1, MAX_ID)
     ids = {seat.player_id for seat in match.seats}
     mine = dict(session.get(ME, {}))
+    mine.pop(str(match.id), None)
     if player_id in ids:
-        mine[str(match.id)] = player_id
-    else:
-        mine.pop(str(match.id), None)
-    session[ME] = mine
+        mine[str(match.id)] = player_id  # the newest: the oldest go past KEPT_LINKS
+    session[ME] = newest(mine)
     return redirect(url_for("play.show", match_id=match.id), 303)
 
 

@@ -25,6 +25,11 @@ LINKS = "links"  # session key: {match id: token}
 
 ME = "me"  # session key: {match id: player id} ("I am Anna")
 
+# Links a phone keeps, the newest: each is about 60 bytes of its session cookie, and a
+# browser silently drops a cookie past 4 KB (after about 80 matches, the phone then lost
+# the match it had just started). A household plays a few matches an evening.
+KEPT_LINKS = 32
+
 
 def access(match: Match) -> str | None:
     """What this phone may do on the match: PLAYER, WATCH or None (look only)."""
@@ -48,10 +53,17 @@ def level_for(player_token: str, watch_token: str, token: object) -> str | None:
 
 
 def grant(match_id: int, token: str) -> None:
-    """Remember on this phone the link it opened (or created) for the match."""
+    """Remember on this phone the link it opened (or created) for the match, as its
+    newest: past KEPT_LINKS the oldest goes."""
     links = dict(session.get(LINKS, {}))
+    links.pop(str(match_id), None)  # opened again: the newest now
     links[str(match_id)] = token
-    session[LINKS] = links
+    session[LINKS] = newest(links)
+
+
+def newest(kept: dict) -> dict:
+    """The last KEPT_LINKS entries of a session's dict, in the order they came."""
+    return dict(list(kept.items())[-KEPT_LINKS:])
 
 
 def require_player(match: Match) -> None:

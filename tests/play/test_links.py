@@ -4,12 +4,15 @@ import re
 
 import pytest
 from driver import (
+    add_players,
     choose,
     count,
     enter_round,
     i_am,
     pending_of,
     phone,
+    start_game,
+    start_match,
     state_of,
     tokens,
 )
@@ -114,6 +117,23 @@ def test_a_proxy_in_front_of_a_loopback_server_is_where_phones_go(client, app, t
     page = client.get(f"/matches/{match_id}/invite").get_data(as_text=True)
     assert f"https://nimmt.example.org/matches/{match_id}/join/" in page
     assert 'id="loopback-only"' not in page
+
+
+def test_a_phone_that_started_200_matches_still_plays_the_last(client, app):
+    """The finding: every match a phone started or joined added its link to the session
+    cookie; past 4 KB (match 80 in Chromium) the browser dropped the cookie silently and
+    the phone got 403 on the match it had just started. It keeps the newest links."""
+    anna, ben = add_players(client, "Anna", "Ben")
+    sizes = []
+    for _ in range(200):
+        match_id = start_match(client, [anna, ben])
+        i_am(client, match_id, anna)
+        sizes.append(len(client.get_cookie("session").value))
+    assert max(sizes) < 4000  # a browser keeps at most 4,096 bytes of name and value
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    assert enter_round(client, match_id, {anna: 41}).status_code == 303  # as Anna, hidden
+    first = match_id - 199
+    assert client.post(f"/matches/{first}/games", data={"game": "1"}).status_code == 403
 
 
 # --- everyone enters their own card ------------------------------------------------------
