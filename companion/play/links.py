@@ -7,15 +7,19 @@ every phone that joined with the old ones.
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlsplit
 
+import click
 import qrcode
 import qrcode.constants
 import qrcode.image.svg
 from flask import abort, current_app, redirect, request, session, url_for
+from flask.cli import with_appcontext
 from markupsafe import Markup
 from sqlalchemy import update
 
+from companion.db import db
 from companion.models import MAX_ID, Match, new_token
 from companion.play.blueprint import bp
 from companion.rules import whole_number
@@ -26,13 +30,14 @@ from companion.web.access import (
     PLAYER,
     access,
     grant,
+    lasting,
     newest,
     require_player,
     token_level,
 )
 from companion.web.headers import no_store
 from companion.web.htmx import render
-from companion.web.network import listening, loopback_only, phone_base
+from companion.web.network import listening, loopback_only, phone_base, print_qr
 
 
 @bp.get("/matches/<id:match_id>/join/<token>")
@@ -96,7 +101,26 @@ def choose_me(match_id: int):
     if player_id in ids:
         mine[str(match.id)] = player_id  # the newest: the oldest go past KEPT_LINKS
     session[ME] = newest(mine)
+    lasting()
     return redirect(url_for("play.show", match_id=match.id), 303)
+
+
+@click.command("invite")
+@click.argument("match_id", type=int)
+@with_appcontext
+def invite_command(match_id: int) -> None:
+    """Print a match's player link and its QR code, for when every phone lost it."""
+    match = db.session.get(Match, match_id)
+    if match is None:
+        raise click.ClickException(f"There is no match {match_id}.")
+    config = current_app.config
+    port = os.environ.get("COMPANION_PORT", "8000")
+    base = phone_base("http", "", port, config.get("PUBLIC_URL"), listening(config))
+    with current_app.test_request_context():
+        url = base + url_for("play.join", match_id=match.id, token=match.player_token)
+    click.echo(f"The player link of match {match.id}: open it on a phone to enter cards.")
+    click.echo(url)
+    print_qr(url)
 
 
 class Invite:

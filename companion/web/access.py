@@ -59,6 +59,15 @@ def grant(match_id: int, token: str) -> None:
     links.pop(str(match_id), None)  # opened again: the newest now
     links[str(match_id)] = token
     session[LINKS] = newest(links)
+    lasting()
+
+
+def lasting() -> None:
+    """Keep this phone's session across a browser restart: a cookie with an expiry
+    (PERMANENT_SESSION_LIFETIME, 31 days, renewed by every visit), not one that goes
+    when the browser closes. Phones close their browsers by themselves (a killed app,
+    a low battery), and a match whose every phone lost its link could not go on."""
+    session.permanent = True
 
 
 def newest(kept: dict) -> dict:

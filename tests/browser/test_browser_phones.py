@@ -89,6 +89,30 @@ def test_two_phones_enter_their_own_cards_and_a_watcher_follows(
         watch_context.close()
 
 
+def test_a_browser_restart_keeps_the_phones_seat(browser, page, live_server):
+    """A browser closed and opened again keeps only the cookies with an expiry. The
+    finding: the player link lived in a session cookie, and after a restart the phone
+    only followed the match, which nobody could go on with."""
+    anna, ben = f"Ann{next(_names)}", f"Bo{next(_names)}"
+    for name in (anna, ben):
+        add_player(page, live_server, name)
+    start_match(page, live_server, [anna, ben])
+    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+    match_url = page.url.split("#")[0]
+    i_am(page, anna)
+    kept = [cookie for cookie in page.context.cookies() if cookie["expires"] != -1]
+    restarted = new_phone_context(browser)
+    try:
+        restarted.add_cookies(kept)
+        phone = restarted.new_page()
+        phone.goto(match_url)
+        expect(phone.get_by_text(f"You are {anna} on this phone.")).to_be_visible()
+        expect(phone.get_by_text("This phone follows the match")).to_have_count(0)
+        expect(phone.get_by_role("link", name="Invite")).to_be_visible()
+    finally:
+        restarted.close()
+
+
 def test_table_view_in_landscape(browser, live_server, artifacts):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:

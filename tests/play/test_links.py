@@ -1,6 +1,7 @@
 """Many phones, one table: player and watch links, own-card entry, live polling."""
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 from driver import (
@@ -117,6 +118,32 @@ def test_a_proxy_in_front_of_a_loopback_server_is_where_phones_go(client, app, t
     page = client.get(f"/matches/{match_id}/invite").get_data(as_text=True)
     assert f"https://nimmt.example.org/matches/{match_id}/join/" in page
     assert 'id="loopback-only"' not in page
+
+
+def test_a_link_and_i_am_outlast_the_browser_session(client, app, table):
+    """Phones close their browsers by themselves: the session cookie has an expiry
+    (31 days, renewed by every visit), so the link and "I am" survive a restart."""
+    (anna, _ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    cookie = client.get_cookie("session")
+    assert cookie.expires is not None
+    lasting = (cookie.expires - datetime.now(UTC)).days
+    assert 30 <= lasting <= 31
+
+
+def test_flask_invite_prints_the_player_link_for_a_match_whose_phones_lost_it(app, table):
+    """Every phone's link lost: the machine the companion runs on prints it again."""
+    _, match_id = table
+    result = app.test_cli_runner().invoke(args=["invite", str(match_id)])
+    assert result.exit_code == 0, result.output
+    (link,) = re.findall(r"http://\S+/join/\S+", result.output)
+    assert link.endswith(tokens(app, match_id)[0])
+    assert "█" in result.output or "▀" in result.output  # the QR code beside it
+    rescued = app.test_client()
+    assert rescued.get(re.sub(r"^http://[^/]+", "", link)).status_code == 303
+    assert rescued.get(f"/matches/{match_id}/invite").status_code == 200  # a player again
+    missing = app.test_cli_runner().invoke(args=["invite", "999"])
+    assert missing.exit_code == 1 and "There is no match 999." in missing.output
 
 
 def test_a_phone_that_started_200_matches_still_plays_the_last(client, app):
