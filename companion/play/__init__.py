@@ -24,5 +24,6 @@ __all__ = [
 
 
 def init_app(app: Flask) -> None:
-    """Register the match pages (the ``play`` blueprint)."""
+    """Register the match pages (the ``play`` blueprint), and ``flask invite MATCH``."""
     app.register_blueprint(bp)
+    app.cli.add_command(links.invite_command)
