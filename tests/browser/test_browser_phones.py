@@ -35,15 +35,21 @@ def i_am(page, name: str) -> None:
     page.get_by_text(f"You are {name} on this phone.").wait_for()
 
 
-def test_two_phones_enter_their_own_cards_and_a_watcher_follows(
-    browser, page, live_server, artifacts
-):
+def game_one_of_two(page, live_server) -> tuple[str, str, str]:
+    """Two new players, their match started on ``page`` and game 1's starting cards in:
+    their names and the match's address."""
     anna, ben = f"Ann{next(_names)}", f"Bo{next(_names)}"
     for name in (anna, ben):
         add_player(page, live_server, name)
     start_match(page, live_server, [anna, ben])
     enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
-    match_url = page.url.split("#")[0]
+    return anna, ben, page.url.split("#")[0]
+
+
+def test_two_phones_enter_their_own_cards_and_a_watcher_follows(
+    browser, page, live_server, artifacts
+):
+    anna, ben, match_url = game_one_of_two(page, live_server)
     player_link, watch_link = invite_links(page, live_server)
 
     bens_context = new_phone_context(browser)
@@ -93,12 +99,7 @@ def test_a_browser_restart_keeps_the_phones_seat(browser, page, live_server):
     """A browser closed and opened again keeps only the cookies with an expiry. The
     finding: the player link lived in a session cookie, and after a restart the phone
     only followed the match, which nobody could go on with."""
-    anna, ben = f"Ann{next(_names)}", f"Bo{next(_names)}"
-    for name in (anna, ben):
-        add_player(page, live_server, name)
-    start_match(page, live_server, [anna, ben])
-    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
-    match_url = page.url.split("#")[0]
+    anna, _ben, match_url = game_one_of_two(page, live_server)
     i_am(page, anna)
     kept = [cookie for cookie in page.context.cookies() if cookie["expires"] != -1]
     restarted = new_phone_context(browser)
