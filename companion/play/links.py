@@ -37,7 +37,7 @@ from companion.web.access import (
 )
 from companion.web.headers import no_store
 from companion.web.htmx import render
-from companion.web.network import listening, loopback_only, phone_base, print_qr
+from companion.web.network import configured_base, loopback_only, print_qr
 
 
 @bp.get("/matches/<id:match_id>/join/<token>")
@@ -113,9 +113,8 @@ def invite_command(match_id: int) -> None:
     match = db.session.get(Match, match_id)
     if match is None:
         raise click.ClickException(f"There is no match {match_id}.")
-    config = current_app.config
     port = os.environ.get("COMPANION_PORT", "8000")
-    base = phone_base("http", "", port, config.get("PUBLIC_URL"), listening(config))
+    base = configured_base(current_app.config, "http", "", port)
     with current_app.test_request_context():
         url = base + url_for("play.join", match_id=match.id, token=match.player_token)
     click.echo(f"The player link of match {match.id}: open it on a phone to enter cards.")
@@ -141,10 +140,7 @@ def public_base_url() -> str:
     """Where phones reach this server: the configured PUBLIC_URL, else the address this
     request came to. Never localhost: a phone scanning "127.0.0.1" would ask itself."""
     parts = urlsplit(request.host_url)
-    config = current_app.config
-    return phone_base(
-        parts.scheme, parts.hostname or "", parts.port, config.get("PUBLIC_URL"), listening(config)
-    )
+    return configured_base(current_app.config, parts.scheme, parts.hostname or "", parts.port)
 
 
 def qr_svg(url: str, low_correction: bool = False) -> Markup | None:

@@ -33,7 +33,7 @@ from werkzeug.sansio.utils import host_is_trusted
 
 from companion.models import MAX_ID
 from companion.web.errors import wants_json
-from companion.web.network import lan_address, listening, phone_base
+from companion.web.network import configured_base, lan_address
 
 # An id as a URL spells it: ASCII digits ([0-9], not \d, which takes any script's
 # digits), no leading zero; 18 digits at most, so converting it is cheap and exact.
@@ -155,5 +155,4 @@ def cross_site(error: CrossSite):
 def own_address() -> str:
     """Where phones reach the companion: PUBLIC_URL, else the LAN address and port."""
     port = request.environ.get("SERVER_PORT", "80")
-    config = current_app.config
-    return phone_base("http", "", port, config.get("PUBLIC_URL"), listening(config)) + "/"
+    return configured_base(current_app.config, "http", "", port) + "/"

@@ -58,6 +58,12 @@ def phone_base(
     return f"{scheme}://{address}{shown}"
 
 
+def configured_base(config, scheme: str, host: str, port: int | str | None) -> str:
+    """``phone_base`` with what the settings say: PUBLIC_URL, and the HOST it listens on
+    (the invite's links, the host-error page, ``flask invite``)."""
+    return phone_base(scheme, host, port, config.get("PUBLIC_URL"), listening(config))
+
+
 def listening(config) -> str:
     """The address the server listens on, as the HOST setting gives it ("": not known)."""
     return str(config.get("HOST") or "")
