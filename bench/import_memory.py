@@ -56,7 +56,7 @@ def write_file(path: Path, mib: float, refused: bool) -> int:
     """A backup of just under ``mib`` MiB, written match by match; its number of matches."""
     rng, limit, count = random.Random(20), mib * 1024 * 1024 - 1024, 0
     players = [{"name": name, "archived": False, "created_at": stamp(START)} for name in NAMES]
-    head = {"format": "6nimmt-companion", "version": 1, "exported_at": stamp(START)}
+    head = {"format": "6nimmt-companion", "version": 2, "exported_at": stamp(START)}
     with path.open("w", encoding="utf-8") as file:
         file.write(json.dumps(head)[:-1] + ', "players": ' + json.dumps(players))
         file.write(', "matches": [\n')

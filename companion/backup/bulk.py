@@ -85,16 +85,18 @@ def all_used(table: rules.Table, choices: dict[str, int]) -> bool:
 
 
 def round_entry(entry, seats: list[str]) -> tuple[list, dict[str, int]]:
-    """A round's cards (checked with the game's) and choices, if plainly right."""
+    """A round's cards (checked with the game's) and choices, if plainly right (its
+    time, "at", is read by ``check.round_times``)."""
     if type(entry) is not dict:
         raise NotQuick
     cards = entry.get("cards")
     if type(cards) is not list or len(cards) != len(seats):
         raise NotQuick
-    if len(entry) == 1:
+    fields = len(entry) - ("at" in entry)
+    if fields == 1:
         return cards, {}
     choices = entry.get("choices")
-    if len(entry) != 2 or type(choices) is not dict:
+    if fields != 2 or type(choices) is not dict:
         raise NotQuick
     for player, row in choices.items():
         if player not in seats or type(row) is not int or not 1 <= row <= rules.ROWS:

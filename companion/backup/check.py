@@ -24,8 +24,10 @@ from typing import Any
 from companion import rules
 from companion.backup.bulk import NotQuick, Replay, quick_rounds
 from companion.backup.corrections import Game, read_corrections
-from companion.backup.document import FORMAT, VERSION, identity_digest
+from companion.backup.document import FORMAT, OLDEST, VERSION, identity_digest
 from companion.backup.fields import (
+    EARLIEST,
+    LATEST,
     BackupError,
     Phrase,
     cards_of,
@@ -52,6 +54,7 @@ class GameIn:
     created_at: datetime
     starting: list[int] = field(default_factory=list)
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
+    round_times: list[datetime] = field(default_factory=list)  # when each was entered
     scores: list[int | list[int]] = field(default_factory=list)
     # Rounds corrected: (round, when, old cards, old choices, choices dropped), stored form.
     corrections: list[tuple] = field(default_factory=list)
@@ -69,6 +72,8 @@ class MatchIn:
     pro: bool
     seats: list[str]
     games: list[GameIn]
+    number: int = 0  # in the file: 1 = the first match
+    rematch: int | None = None  # the number of the match its Rematch started
 
     @property
     def identity(self) -> bytes:
@@ -106,7 +111,7 @@ def open_backup(raw: bytes) -> Backup:
     time_of(data, "exported_at")
     players = read_players(list_of(data, "players"))
     names = {player.name for player in players}
-    return Backup(players, read_matches(list_of(data, "matches"), names))
+    return Backup(players, read_matches(list_of(data, "matches"), names, data["version"]))
 
 
 def list_of(data: dict, key: str) -> Iterable:
@@ -115,12 +120,17 @@ def list_of(data: dict, key: str) -> Iterable:
     return value if isinstance(value, Deferred) else value_of(data, key, list)
 
 
-def read_matches(entries: Iterable, names: set[str]) -> Iterator[MatchIn]:
-    """The matches, each checked as it is read; the same match twice is refused."""
+def read_matches(entries: Iterable, names: set[str], version: int = VERSION) -> Iterator[MatchIn]:
+    """The matches, each checked as it is read; the same match twice is refused, and
+    so is a rematch that is no later match of the file, or the rematch of two."""
     first: dict[bytes, int] = {}
+    rematches: dict[int, int] = {}  # a rematch's number: the match it is the rematch of
+    number = 0
     for number, entry in enumerate(entries, 1):
         try:
-            match = read_match(entry, names)
+            match = read_match(entry, names, version)
+            match.number = number
+            check_rematch(match, rematches)
         except BackupError as error:
             started = entry.get("created_at") if isinstance(entry, dict) else None
             if isinstance(started, str) and started[:10]:
@@ -140,6 +150,30 @@ def read_matches(entries: Iterable, names: set[str]) -> Iterator[MatchIn]:
                 second=number,
             )
         yield match
+    if rematches and (beyond := max(rematches)) > number:
+        raise BackupError(
+            N_("Match %(number)d's rematch is match %(rematch)d, but the file has %(count)d."),
+            number=rematches[beyond],
+            rematch=beyond,
+            count=number,
+        )
+
+
+def check_rematch(match: MatchIn, rematches: dict[int, int]) -> None:
+    """A match's rematch is a later match of the file, the rematch of no other."""
+    if match.rematch is None:
+        return
+    if match.rematch <= match.number:
+        raise BackupError(
+            N_("Its rematch must be a later match of the file, not match %(rematch)d."),
+            rematch=match.rematch,
+        )
+    if (other := rematches.setdefault(match.rematch, match.number)) != match.number:
+        raise BackupError(
+            N_("Match %(rematch)d is already the rematch of match %(other)d."),
+            rematch=match.rematch,
+            other=other,
+        )
 
 
 def read_header(raw: bytes) -> dict:
@@ -175,7 +209,7 @@ def read_header(raw: bytes) -> dict:
             version=version,
             supported=VERSION,
         )
-    if version < VERSION:
+    if version < OLDEST:
         raise BackupError(N_("Unknown backup format version %(version)d."), version=version)
     return object_with(data, ("format", "version", "exported_at", "players", "matches"))
 
@@ -221,9 +255,9 @@ def read_players(entries: list) -> list[PlayerIn]:
     return players
 
 
-def read_match(entry: Any, names: set[str]) -> MatchIn:
+def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
     """One match: its seats, house rules and games, each game replayed."""
-    data = object_with(entry, ("created_at", "end", "pro", "seats", "games"))
+    data = object_with(entry, ("created_at", "end", "pro", "seats", "games"), ("rematch",))
     created_at = time_of(data, "created_at")
     end_data = object_with(value_of(data, "end", dict), ("kind", "value"))
     try:
@@ -238,13 +272,16 @@ def read_match(entry: Any, names: set[str]) -> MatchIn:
     for number, game_data in enumerate(value_of(data, "games", list), 1):
         try:
             check_can_follow(games, totals, end)
-            game = read_game(game_data, seats, deck)
+            game = read_game(game_data, seats, deck, version)
         except BackupError as error:
             raise error.at(N_("game %(number)d"), number=number) from None
         games.append(game)
         for player, bulls in (game.results or {}).items():
             totals[player] += bulls
-    return MatchIn(created_at, end, pro, seats, games)
+    match = MatchIn(created_at, end, pro, seats, games)
+    if "rematch" in data:
+        match.rematch = value_of(data, "rematch", int)
+    return match
 
 
 def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
@@ -279,7 +316,7 @@ def check_can_follow(games: list[GameIn], totals: dict[str, int], end: rules.End
         )
 
 
-def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
+def read_game(entry: Any, seats: list[str], deck: int, version: int = VERSION) -> GameIn:
     """One game: starting cards and rounds, or typed scores."""
     if isinstance(entry, dict) and entry.get("mode") == "scores":
         data = object_with(entry, ("mode", "created_at", "scores"))
@@ -299,7 +336,40 @@ def read_game(entry: Any, seats: list[str], deck: int) -> GameIn:
         entries = value_of(data, "corrections", list)
         checked_against = Game(len(rounds), deck, game.starting, game.created_at)
         game.corrections = read_corrections(entries, seats, checked_against)
-    return read_rounds(game, rounds, seats, deck)
+    read_rounds(game, rounds, seats, deck)
+    game.round_times = round_times(game, rounds, version)
+    return game
+
+
+def round_times(game: GameIn, entries: list, version: int) -> list[datetime]:
+    """When each round was entered: its "at" (from version 2 on), else its game's start
+    (version 1 kept no round times)."""
+    if version > 1 and (times := quick_times(entries)) is not None:
+        return times
+    times = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            times.append(time_of(entry, "at") if version > 1 or "at" in entry else game.created_at)
+        except BackupError as error:
+            raise error.at(N_("round %(number)d"), number=number) from None
+    return times
+
+
+def quick_times(entries: list) -> list[datetime] | None:
+    """The rounds' times as the export writes them (UTC, with a Z), read at C speed; None
+    for anything else, which ``time_of`` then reads, or refuses in its own words."""
+    try:
+        texts = [entry["at"] for entry in entries]  # every entry is an object by now
+        if set(map(type, texts)) - {str} or any(text[-1:] != "Z" for text in texts):
+            return None
+        times = [datetime.fromisoformat(text[:-1]) for text in texts]
+    except (KeyError, ValueError):
+        return None
+    if any(moment.tzinfo is not None for moment in times):  # "…+01:00Z"
+        return None
+    if times and (min(times) < EARLIEST or max(times) > LATEST):
+        return None
+    return times
 
 
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
@@ -398,7 +468,7 @@ def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> r
 
 def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict[str, int]]:
     """A round's cards (one per seat, in seat order) and its row choices."""
-    data = object_with(entry, ("cards",), ("choices",))
+    data = object_with(entry, ("cards",), ("at", "choices"))
     cards = seat_cards(data, seats, deck)
     choices = value_of(data, "choices", dict) if "choices" in data else {}
     for player, row in choices.items():

@@ -1,7 +1,8 @@
 """The backup document: every stored input as one versioned JSON file, and a match as CSV.
 
 Only inputs are written (players, seats, house rules, starting cards, plays, row
-choices, typed scores); bulls and winners are derived again on import. The layout is
+choices, typed scores, corrections, when each was entered, and which match a Rematch
+started); bulls and winners are derived again on import. The layout is
 documented in the README ("Backup format"). Everything is read with a handful of plain
 queries, not ORM objects: a household's whole history is millions of plays.
 """
@@ -35,12 +36,20 @@ from companion.rules.names import name_key
 from companion.state import MatchState
 
 FORMAT = "6nimmt-companion"
-VERSION = 1
+VERSION = 2
+# Version 1 had no round times (its rounds are stored at their game's) and no rematch.
+OLDEST = 1
 
 
 def stamp(moment: datetime) -> str:
     """A stored (naive UTC) time as ISO 8601 with microseconds and a Z."""
     return moment.isoformat(timespec="microseconds") + "Z"
+
+
+def stored_time(value: datetime | str) -> datetime:
+    """A time as the database driver returns it: SQLite's driver gives the text that
+    SQLAlchemy stored ("2026-12-02 09:58:00.123456"), PostgreSQL's a datetime."""
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
 def parse_stamp(text: str) -> datetime:
@@ -95,7 +104,8 @@ def export_document(now: datetime | None = None) -> dict:
 
 
 def export_matches(names: dict[int, str]) -> list[dict]:
-    """Every match with its seats and games, oldest first."""
+    """Every match with its seats and games, oldest first; a match that a Rematch
+    started is named by its number in the file (1 = the first match)."""
     seats: dict[int, list[int]] = defaultdict(list)
     for match_id, player_id in driver_rows(
         select(Seat.match_id, Seat.player_id).order_by(Seat.match_id, Seat.position)
@@ -104,23 +114,26 @@ def export_matches(names: dict[int, str]) -> list[dict]:
     games = export_games(seats, names)
     matches = []
     for row in db.session.execute(
-        select(Match.id, Match.created_at, Match.end_kind, Match.end_value, Match.pro)
+        select(
+            Match.id, Match.created_at, Match.end_kind, Match.end_value, Match.pro, Match.rematch_id
+        )
     ):
         seat_names = [names[player_id] for player_id in seats[row.id]]
-        matches.append(
-            (
-                match_identity(row.created_at, seat_names),
-                {
-                    "created_at": stamp(row.created_at),
-                    "end": {"kind": row.end_kind, "value": row.end_value},
-                    "pro": row.pro,
-                    "seats": seat_names,
-                    "games": games.get(row.id, []),
-                },
-            )
-        )
-    matches.sort(key=lambda pair: pair[0])
-    return [match for _, match in matches]
+        entry = {
+            "created_at": stamp(row.created_at),
+            "end": {"kind": row.end_kind, "value": row.end_value},
+            "pro": row.pro,
+            "seats": seat_names,
+            "games": games.get(row.id, []),
+        }
+        identity = match_identity(row.created_at, seat_names)
+        matches.append((identity, row.id, row.rematch_id, entry))
+    matches.sort(key=lambda match: match[0])
+    numbers = {match_id: number for number, (_, match_id, _, _) in enumerate(matches, 1)}
+    for _, _, rematch_id, entry in matches:
+        if rematch_id in numbers:  # left out when none, as for most matches
+            entry["rematch"] = numbers[rematch_id]
+    return [entry for *_, entry in matches]
 
 
 def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int, list[dict]]:
@@ -160,7 +173,8 @@ def driver_rows(query) -> list[tuple]:
 
     A household's history holds about a million plays; SQLAlchemy's result rows take
     three times as long as the driver's tuples. Same connection, same transaction.
-    Only for columns the driver returns as they are stored (numbers and texts).
+    Only for columns the driver returns as they are stored (numbers and texts), and
+    times read with ``stored_time``.
     """
     connection = db.session.connection()
     cursor = connection.connection.cursor()
@@ -172,7 +186,8 @@ def driver_rows(query) -> list[tuple]:
 
 
 def export_rounds(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> dict:
-    """Every cards game's rounds in order: cards in seat order, row choices by name."""
+    """Every cards game's rounds in order: when each was entered, cards in seat order,
+    row choices by name."""
     cards: dict[int, dict[int, int]] = defaultdict(dict)
     for round_id, player_id, card in driver_rows(select(Play.round_id, Play.player_id, Play.card)):
         cards[round_id][player_id] = card
@@ -182,11 +197,14 @@ def export_rounds(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> 
     ):
         choices[round_id][names[player_id]] = row
     rounds: dict[int, list[dict]] = defaultdict(list)
-    for round_id, game_id in driver_rows(
-        select(Round.id, Round.game_id).order_by(Round.game_id, Round.number)
+    for round_id, game_id, created_at in driver_rows(
+        select(Round.id, Round.game_id, Round.created_at).order_by(Round.game_id, Round.number)
     ):
         played = cards[round_id]
-        entry: dict = {"cards": [played.get(player_id) for player_id in seat_of_game[game_id]]}
+        entry: dict = {
+            "at": stamp(stored_time(created_at)),
+            "cards": [played.get(player_id) for player_id in seat_of_game[game_id]],
+        }
         if round_id in choices:  # rare: left out otherwise, the file is a third smaller
             entry["choices"] = choices[round_id]
         rounds[game_id].append(entry)

@@ -179,8 +179,8 @@ class Import:
         self.report.players_kept = len(self.backup.players) - self.report.players_added
         return self.report
 
-    def plan(self) -> set[bytes]:
-        """The identities (digests) of the matches already in the database.
+    def plan(self) -> dict[bytes, int]:
+        """The identities (digests) of the matches already in the database, with their ids.
 
         Read a match at a time, its seats in order: never every seat's name at once.
         """
@@ -191,14 +191,15 @@ class Import:
             .order_by(Seat.match_id, Seat.position)
             .execution_options(yield_per=PLAN_BATCH)
         )
-        known = set()
+        known = {}
         with self.connection.begin():
-            for _, rows in groupby(self.connection.execute(seated), key=itemgetter(0)):
+            for match_id, rows in groupby(self.connection.execute(seated), key=itemgetter(0)):
                 seats = list(rows)
-                known.add(identity_digest(seats[0].created_at, [seat.name for seat in seats]))
+                names = [seat.name for seat in seats]
+                known[identity_digest(seats[0].created_at, names)] = match_id
         return known
 
-    def stage(self, known: set[bytes]) -> list[int]:
+    def stage(self, known: dict[bytes, int]) -> list[int]:
         """Check the file's matches and stage the rows of the new ones, a batch at a time;
         the staged ids of unfinished matches."""
         connection, tables, report = self.connection, self.stage_tables, self.report
@@ -213,6 +214,7 @@ class Import:
             for match in self.backup.matches:  # each checked as it comes (BackupError)
                 if match.identity in known:
                     report.matches_kept += 1
+                    rows.number(match, None, known[match.identity])
                     continue
                 rows.add_match(match)
                 report.matches_added += 1
@@ -267,6 +269,7 @@ def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:
     """Insert the rows collected so far into the temporary tables."""
     for model, values in rows.take():
         insert_rows(connection, tables[model], values)
+    insert_rows(connection, tables["numbers"], rows.take_numbers())
 
 
 def busy() -> BackupError:
@@ -297,6 +300,15 @@ def staging_tables(connection: Connection) -> dict:
     )
     tables["ids"] = temporary(
         "player_id", [Column("number", Integer, primary_key=True), Column("id", Integer)]
+    )
+    # Every match of the file by its number there: its staged id, or its id here if kept.
+    tables["numbers"] = temporary(
+        "match_number",
+        [
+            Column("number", Integer, primary_key=True),
+            Column("staged", Integer),
+            Column("kept", Integer),
+        ],
     )
     return tables
 
@@ -347,6 +359,8 @@ def merge_statement(model, tables: dict, offsets: dict[str, int]):
             values.append(column + offsets[OWN_IDS[model]])
         elif name in MOVED:
             values.append(column + offsets[MOVED[name]])
+        elif name == "rematch_id":
+            values.append(rematch_id(tables["numbers"], column, offsets["match"]))
         elif name in MAPPED:
             ids = tables["ids"].alias(f"{name}s")
             source = source.join(ids, ids.c.number == column)
@@ -354,6 +368,18 @@ def merge_statement(model, tables: dict, offsets: dict[str, int]):
         else:
             values.append(column)
     return insert(model.__table__).from_select(names, select(*values).select_from(source))
+
+
+def rematch_id(numbers: Table, number: Column, offset: int):
+    """The id of the match that the file's match ``number`` is: staged (moved past the
+    largest id here) or kept. None for none, and for a kept match that is the rematch of
+    another match here already (a match is the rematch of one match at most)."""
+    linked = select(Match.id).where(Match.rematch_id == numbers.c.kept)
+    return (
+        select(func.coalesce(numbers.c.staged + offset, numbers.c.kept))
+        .where(numbers.c.number == number, ~linked.exists())
+        .scalar_subquery()
+    )
 
 
 def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | None) -> None:

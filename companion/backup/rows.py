@@ -12,7 +12,7 @@ game's bulls per player), so it is not staged twice: the copy takes it from ther
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from itertools import chain, repeat
 from typing import Any
@@ -47,6 +47,7 @@ STAGED: dict[type, tuple[str, ...]] = {
         "table_version",
         "player_token",
         "watch_token",
+        "rematch_id",  # staged as the file's number of the match; mapped to its id on copy
     ),
     Seat: ("match_id", "player_id", "position"),
     Game: ("id", "match_id", "number", "mode", "row1", "row2", "row3", "row4", "created_at"),
@@ -81,14 +82,12 @@ def player_rows(players: list[PlayerIn], stamp: Stamp) -> list[tuple]:
 
 def import_minutes(match: MatchIn) -> int:
     """The match's minutes as ``companion.derived.timing`` counts them once it is
-    imported: a backup keeps no round times, so its rounds are stored at their game's."""
+    imported, from its rounds' times (a version 1 file's are their game's start)."""
     games = [
-        GameTimes(number, game.mode, game.created_at, (game.created_at,) * len(game.rounds))
+        GameTimes(number, game.mode, game.created_at, tuple(game.round_times))
         for number, game in enumerate(match.games, 1)
     ]
-    # A game's rounds at its start add no time: one of them stands for all of them.
-    kept = [game._replace(rounds=game.rounds[:1]) for game in counted(games)]
-    return timeline(match.created_at, kept).match.minutes
+    return timeline(match.created_at, counted(games)).match.minutes
 
 
 class Rows:
@@ -99,6 +98,17 @@ class Rows:
         self.rows: dict[type, list[tuple]] = {table: [] for table in STAGED}
         self.last = dict.fromkeys(OWN_IDS.values(), 0)
         self.in_progress: list[int] = []  # staged ids of matches still being played
+        self.numbers_in_file: list[tuple[int, int | None, int | None]] = []  # see ``number``
+
+    def number(self, match: MatchIn, staged: int | None, kept: int | None) -> None:
+        """A match of the file by its number there: staged (new) or kept (its id here),
+        for the rematch links that name it."""
+        self.numbers_in_file.append((match.number, staged, kept))
+
+    def take_numbers(self) -> list[tuple[int, int | None, int | None]]:
+        """The matches' numbers noted so far; then none."""
+        taken, self.numbers_in_file = self.numbers_in_file, []
+        return taken
 
     def take(self) -> Iterator[tuple[type, list[tuple]]]:
         """The rows collected so far, table by table, parents first; then none."""
@@ -110,8 +120,12 @@ class Rows:
         self.last["match"] = match_id = self.last["match"] + 1
         end, started = match.end, self.stamp(match.created_at)
         self.rows[Match].append(
-            (match_id, started, end.kind, end.value, match.pro, 0, 0, new_token(), new_token())
+            (
+                *(match_id, started, end.kind, end.value, match.pro, 0, 0),
+                *(new_token(), new_token(), match.rematch),
+            )
         )
+        self.number(match, match_id, None)
         seats = [self.numbers[name] for name in match.seats]
         self.rows[Seat].extend(zip(repeat(match_id), seats, range(1, len(seats) + 1)))
         finished = []
@@ -135,7 +149,7 @@ class Rows:
         starting = game.starting or (None,) * 4
         self.rows[Game].append((game_id, match_id, number, game.mode, *starting, started))
         if game.rounds:
-            self.add_rounds(game_id, game.rounds, seats, started)
+            self.add_rounds(game_id, game.rounds, seats, map(self.stamp, game.round_times))
         self.rows[Correction].extend(
             (game_id, number, self.stamp(at), cards, choices, dropped)
             for number, at, cards, choices, dropped in game.corrections
@@ -161,14 +175,12 @@ class Rows:
         )
         return rows
 
-    def add_rounds(self, game_id: int, rounds: list, seats: list[int], started) -> None:
-        """A cards game's rounds, plays and row choices."""
+    def add_rounds(self, game_id: int, rounds: list, seats: list[int], times: Iterable) -> None:
+        """A cards game's rounds (entered at ``times``), plays and row choices."""
         first = self.last["round"] + 1
         self.last["round"] = first + len(rounds) - 1
         ids = range(first, first + len(rounds))
-        self.rows[Round].extend(
-            zip(ids, repeat(game_id), range(1, len(rounds) + 1), repeat(started))
-        )
+        self.rows[Round].extend(zip(ids, repeat(game_id), range(1, len(rounds) + 1), times))
         # One zip for the whole game: round ids each repeated once per seat.
         self.rows[Play].extend(
             zip(

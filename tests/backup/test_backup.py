@@ -41,7 +41,7 @@ def test_export_is_one_versioned_file_of_inputs(source):
     )
     document = json.loads(response.data)
     assert list(document) == ["format", "version", "exported_at", "players", "matches"]
-    assert (document["format"], document["version"]) == (FORMAT, 1)
+    assert (document["format"], document["version"]) == (FORMAT, 2)
     assert [player["name"] for player in document["players"]] == [
         "Anna",
         "Ben",
@@ -63,7 +63,8 @@ def test_export_is_one_versioned_file_of_inputs(source):
         "scores": [5, [55, 11], 0],
     }
     assert second["pro"] is True and second["seats"] == ["Anna", "Jürgen"]
-    assert second["games"][1]["rounds"] == [{"cards": [3, 20]}]  # waits for Anna's choice
+    (waiting,) = second["games"][1]["rounds"]  # waits for Anna's choice
+    assert list(waiting) == ["at", "cards"] and waiting["cards"] == [3, 20]
     # Inputs only: no ids, no bulls, no winners, no link secrets.
     text = response.get_data(as_text=True)
     for derived in ('"id"', "bulls", "winner", "token", "total"):
@@ -194,9 +195,10 @@ BAD = {
     "a list": (lambda d: [], "its “format” is not “6nimmt-companion”"),
     "wrong format": (lambda d: {**d, "format": "7nimmt"}, "its “format” is not “6nimmt-"),
     "future version": (
-        lambda d: {**d, "version": 2},
-        "format version 2, from a newer companion; this one reads version 1",
+        lambda d: {**d, "version": 3},
+        "format version 3, from a newer companion; this one reads version 2",
     ),
+    "version 0": (lambda d: {**d, "version": 0}, "Unknown backup format version 0."),
     "version as text": (lambda d: {**d, "version": "1"}, "“version” must be a whole number."),
     "unknown field": (lambda d: {**d, "extra": 1}, "Unknown field “extra”."),
     "duplicate card in a round": (duplicate_card, None),
@@ -272,6 +274,30 @@ BAD = {
     "same match twice": (
         lambda d: d["matches"].append(d["matches"][0]),
         "Matches 1 and 3 are the same match",
+    ),
+    "a round without its time": (
+        lambda d: first_round(d).pop("at") and None,
+        "game 1, round 1: “at” is missing.",
+    ),
+    "a round at no time": (
+        lambda d: first_round(d).update(at="after dinner"),
+        "round 1: “at” must be a date and time like 2025-01-31T20:15:00Z.",
+    ),
+    "a round before 1900": (
+        lambda d: first_round(d).update(at="1899-12-31T23:59:59.000000Z"),
+        "round 1: “at” is 1899-12-31T23:59:59.000000Z: dates go from 1900-01-01 to",
+    ),
+    "a match its own rematch": (
+        lambda d: d["matches"][0].update(rematch=1),
+        "Its rematch must be a later match of the file, not match 1.",
+    ),
+    "a rematch that is not in the file": (
+        lambda d: d["matches"][0].update(rematch=3),
+        "Match 1's rematch is match 3, but the file has 2.",
+    ),
+    "a rematch as text": (
+        lambda d: d["matches"][0].update(rematch="2"),
+        "“rematch” must be a whole number.",
     ),
 }
 
