@@ -18,6 +18,7 @@ from itertools import chain, repeat
 from typing import Any
 
 from companion import derived
+from companion.backup import columns
 from companion.backup.check import GameIn, MatchIn, PlayerIn
 from companion.derived import figures
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, TakeRow
@@ -27,6 +28,7 @@ from companion.models import (
     Game,
     Match,
     Play,
+    Player,
     Round,
     RowChoice,
     Score,
@@ -35,37 +37,23 @@ from companion.models import (
 )
 from companion.rules.names import name_key
 
-# The staged columns of each table in row order, parents first.
+# The staged columns of each table in row order, parents first: the inputs' as
+# ``columns`` declares them, the derived tables' as their figures are rows.
+INPUTS = (Match, Seat, Game, Round, Play, RowChoice, Score, Correction)
 STAGED: dict[type, tuple[str, ...]] = {
-    Match: (
-        "id",
-        "created_at",
-        "end_kind",
-        "end_value",
-        "pro",
-        "version",
-        "table_version",
-        "player_token",
-        "watch_token",
-        "rematch_id",  # staged as the file's number of the match; mapped to its id on copy
-    ),
-    Seat: ("match_id", "player_id", "position"),
-    Game: ("id", "match_id", "number", "mode", "row1", "row2", "row3", "row4", "created_at"),
-    Round: ("id", "game_id", "number", "created_at"),
-    Play: ("round_id", "game_id", "player_id", "card"),
-    # Row choices keep their order (ids of their own): it is the order they were made in.
-    RowChoice: ("id", "round_id", "player_id", "row"),
-    Score: ("game_id", "player_id", "bulls", "cards"),
-    # In the order they were made: the import copies them in the order staged.
-    Correction: ("game_id", "round_number", "created_at", "cards", "choices", "dropped"),
+    **{model: columns.staged(model) for model in INPUTS},
     derived.PlayerGameStat: GameRow._fields,
     derived.NemesisCount: NemesisRow._fields,
     derived.CardTake: TakeRow._fields,
     derived.PlayerMatchStat: MatchRow._fields,
 }
-PLAYER_COLUMNS = ("number", "name", "name_key", "archived", "created_at")
+PLAYER_COLUMNS = ("number", *columns.staged(Player)[1:])  # its id: its number in the file
 # Which counter a staged id belongs to, for the tables that carry their own.
-OWN_IDS = {Match: "match", Game: "game", Round: "round", RowChoice: "row_choice"}
+OWN_IDS = {
+    model: model.__tablename__
+    for model in INPUTS
+    if columns.BACKED_UP[model]["id"].kind == columns.COUNTED
+}
 MOVED = {"match_id": "match", "game_id": "game", "round_id": "round"}
 MAPPED = ("player_id", "rival_id")  # a player's number in the file, mapped to their id
 
