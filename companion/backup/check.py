@@ -15,14 +15,14 @@ all at once, for the tests and benchmarks that look at a checked file.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
+from itertools import chain
 from typing import Any
 
 from companion import rules
-from companion.backup.bulk import NotQuick, Replay, quick_rounds
 from companion.backup.corrections import Game, read_corrections
 from companion.backup.document import FORMAT, OLDEST, VERSION, identity_digest
 from companion.backup.fields import (
@@ -373,97 +373,64 @@ def quick_times(entries: list) -> list[datetime] | None:
 
 
 def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> GameIn:
-    """Replay the rounds through the rules; a missing row choice only in the last one."""
+    """Replay the rounds with the rules' own checks (``rules.check_game``)."""
+    rounds = quick_shapes(entries, seats)
+    if rounds is None:  # the file's shape or types are wrong somewhere: say where
+        rounds = [
+            in_round(number, read_round, entry, seats, deck)
+            for number, entry in enumerate(entries, 1)
+        ]
     try:
-        game.rounds, replay = quick_rounds(game.starting, entries, seats, deck)
-    except NotQuick:
-        waits = bool(game.corrections)  # a correction may leave an earlier round waiting
-        game.rounds, replay = careful_rounds(game.starting, entries, seats, deck, waits)
-    if replay.finished:
-        bulls = dict.fromkeys(seats, 0)
-        for steps in replay.steps:
-            for step in steps:
-                if step.bulls:  # most cards are placed, taking nothing
-                    bulls[step.player] += step.bulls
-        finish(game, bulls, replay.state())
+        state = rules.check_game(game.starting, rounds, seats, deck, bool(game.corrections))
+    except rules.RoundRefused as error:
+        raise BackupError(error.template, **error.params).at(
+            N_("round %(number)d"), number=error.number
+        ) from None
+    except rules.RuleError as error:  # more than ten rounds
+        raise BackupError(error.template, **error.params) from None
+    game.rounds = rounds
+    if state.finished:
+        bulls = {player: rules.pile_bulls(pile) for player, pile in state.piles.items()}
+        finish(game, bulls, state)
     return game
+
+
+def in_round(number: int, read: Callable, *args):
+    """``read(*args)``, a BackupError of it placed in round ``number``."""
+    try:
+        return read(*args)
+    except BackupError as error:
+        raise error.at(N_("round %(number)d"), number=number) from None
+
+
+def quick_shapes(entries: list, seats: list[str]) -> list[tuple[list, dict]] | None:
+    """Each round's cards and choices when every round is plainly an object of them,
+    every card a whole number and every choice a seat's row 1-4 (``check_game`` checks
+    the rest, but takes "41" for a card as a form may send it); else None."""
+    rounds = []
+    for entry in entries:
+        if type(entry) is not dict or not entry.keys() <= ROUND_FIELDS:
+            return None
+        cards, choices = entry.get("cards"), entry.get("choices", {})
+        if type(cards) is not list or len(cards) != len(seats) or type(choices) is not dict:
+            return None
+        for player, row in choices.items():  # in most rounds none
+            if player not in seats or type(row) is not int or not 1 <= row <= rules.ROWS:
+                return None
+        rounds.append((cards, choices))
+    # type(), not isinstance(): True is no card. One whole-game call, at C speed.
+    if set(map(type, chain.from_iterable(cards for cards, _ in rounds))) - {int}:
+        return None
+    return rounds
+
+
+ROUND_FIELDS = {"at", "cards", "choices"}
 
 
 def finish(game: GameIn, bulls: dict[str, int], table: rules.GameState | None) -> None:
     """A finished game's bulls and statistics (by name, for now: ids come on import)."""
     game.results = bulls
     game.figures = figures.game_rows(0, 0, bulls, table)
-
-
-def careful_rounds(
-    starting: list[int], entries: list, seats: list[str], deck: int, waits: bool = False
-):
-    """The rounds checked one by one with the rules' own checks, which word any problem.
-
-    ``waits``: the game was corrected, so a round before the last may wait for a row
-    choice (``rules.replay_game`` stops there); the rounds after it are only checked
-    for their cards, as the app stores them until the choice is made.
-    """
-    if len(entries) > rules.HAND_SIZE:
-        raise BackupError(N_("A game has at most 10 rounds, not %(count)d."), count=len(entries))
-    table = rules.Table([(card,) for card in starting])
-    played: set[int] = set()
-    rounds, results = [], []
-    for number, entry in enumerate(entries, 1):
-        try:
-            if table.pending is not None and waits:
-                cards, choices = read_round(entry, seats, deck)
-                plays = list(zip(seats, cards, strict=True))
-                rules.check_plays(
-                    table.rows, plays, deck=deck, players=seats, played=played, starting=starting
-                )
-                rounds.append((cards, choices))
-                played.update(cards)
-                continue
-            if table.pending is not None:  # only the newest round can wait for a choice
-                raise BackupError(
-                    N_("%(player)s's %(card)d is too low, but no row choice is recorded for it."),
-                    player=table.pending.player,
-                    card=table.pending.card,
-                )
-            cards, choices = read_round(entry, seats, deck)
-            result = replay_round(
-                table,
-                list(zip(seats, cards, strict=True)),
-                choices,
-                deck=deck,
-                players=seats,
-                played=played,
-                starting=starting,
-            )
-        except rules.RuleError as error:
-            raise BackupError(error.template, **error.params).at(
-                N_("round %(number)d"), number=number
-            ) from None
-        except BackupError as error:
-            raise error.at(N_("round %(number)d"), number=number) from None
-        rounds.append((cards, choices))
-        results.append(result.steps)
-        played.update(cards)
-    return rounds, Replay(tuple(results), table.rows, table.pending)
-
-
-def replay_round(table: rules.Table, plays: list, choices: dict, **context) -> rules.RoundResult:
-    """One round on a game's table, checked as ``rules.play_round`` checks it.
-
-    The same engine calls, but the table is kept from round to round instead of being
-    checked and built again each time: a history of thousands of games reads twice as
-    fast. ``play_round`` itself words the one refusal only it explains.
-    """
-    rows = table.rows
-    rules.check_plays(rows, plays, **context)
-    checked = rules.check_choices(plays, choices)
-    table.start_round(plays)
-    table.run(checked)
-    result = table.round_result()
-    if rules.unused_choice(result, checked) is not None:
-        rules.play_round(rows, plays, choices, **context)  # raises, in its own words
-    return result
 
 
 def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict[str, int]]:

@@ -67,6 +67,8 @@ from companion.rules.explain import (
 )
 from companion.rules.game import (
     GameState,
+    RoundRefused,
+    check_game,
     game_finished,
     replay_game,
 )
@@ -133,6 +135,7 @@ __all__ = [
     "Player",
     "Position",
     "RoundChange",
+    "RoundRefused",
     "RoundResult",
     "RowOption",
     "Rows",
@@ -144,6 +147,7 @@ __all__ = [
     "Table",
     "bulls",
     "check_choices",
+    "check_game",
     "check_plays",
     "check_rows",
     "check_starting_cards",
