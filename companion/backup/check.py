@@ -23,6 +23,7 @@ from itertools import chain
 from typing import Any
 
 from companion import rules
+from companion.backup.columns import FIELDS
 from companion.backup.corrections import Game, read_corrections
 from companion.backup.document import FORMAT, OLDEST, VERSION, identity_digest
 from companion.backup.fields import (
@@ -31,7 +32,7 @@ from companion.backup.fields import (
     BackupError,
     Phrase,
     cards_of,
-    object_with,
+    object_of,
     paused_gc,
     seat_cards,
     shown,
@@ -211,7 +212,7 @@ def read_header(raw: bytes) -> dict:
         )
     if version < OLDEST:
         raise BackupError(N_("Unknown backup format version %(version)d."), version=version)
-    return object_with(data, ("format", "version", "exported_at", "players", "matches"))
+    return object_of(data, "backup")
 
 
 def read_players(entries: list) -> list[PlayerIn]:
@@ -219,7 +220,7 @@ def read_players(entries: list) -> list[PlayerIn]:
     players, keys = [], {}
     for number, entry in enumerate(entries, 1):
         try:
-            data = object_with(entry, ("name", "archived", "created_at"))
+            data = object_of(entry, "player")
             name = value_of(data, "name", str)
             try:
                 cleaned = rules.player_name(name)
@@ -257,9 +258,9 @@ def read_players(entries: list) -> list[PlayerIn]:
 
 def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
     """One match: its seats, house rules and games, each game replayed."""
-    data = object_with(entry, ("created_at", "end", "pro", "seats", "games"), ("rematch",))
+    data = object_of(entry, "match")
     created_at = time_of(data, "created_at")
-    end_data = object_with(value_of(data, "end", dict), ("kind", "value"))
+    end_data = object_of(value_of(data, "end", dict), "end")
     try:
         end = rules.EndCondition(value_of(end_data, "kind", str), value_of(end_data, "value", int))
     except rules.RuleError as error:
@@ -319,10 +320,10 @@ def check_can_follow(games: list[GameIn], totals: dict[str, int], end: rules.End
 def read_game(entry: Any, seats: list[str], deck: int, version: int = VERSION) -> GameIn:
     """One game: starting cards and rounds, or typed scores."""
     if isinstance(entry, dict) and entry.get("mode") == "scores":
-        data = object_with(entry, ("mode", "created_at", "scores"))
+        data = object_of(entry, "scores game")
         game = GameIn("scores", time_of(data, "created_at"))
         return read_scores(game, value_of(data, "scores", list), seats, deck)
-    data = object_with(entry, ("mode", "created_at", "starting", "rounds"), ("corrections",))
+    data = object_of(entry, "cards game")
     if value_of(data, "mode", str) != "cards":
         raise BackupError(N_("“mode” must be “cards” or “scores”."))
     game = GameIn("cards", time_of(data, "created_at"))
@@ -424,7 +425,7 @@ def quick_shapes(entries: list, seats: list[str]) -> list[tuple[list, dict]] | N
     return rounds
 
 
-ROUND_FIELDS = {"at", "cards", "choices"}
+ROUND_FIELDS = set(chain(*FIELDS["round"]))
 
 
 def finish(game: GameIn, bulls: dict[str, int], table: rules.GameState | None) -> None:
@@ -435,7 +436,7 @@ def finish(game: GameIn, bulls: dict[str, int], table: rules.GameState | None) -
 
 def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict[str, int]]:
     """A round's cards (one per seat, in seat order) and its row choices."""
-    data = object_with(entry, ("cards",), ("at", "choices"))
+    data = object_of(entry, "round")
     cards = seat_cards(data, seats, deck)
     choices = value_of(data, "choices", dict) if "choices" in data else {}
     for player, row in choices.items():

@@ -1,11 +1,13 @@
 """What a backup holds of every stored table, declared once: each column of each model,
-and how the file holds it, or why it is not in the file.
+and how the file holds it, or why it is not in the file; and the file's objects with
+their fields (``FIELDS``).
 
-The staging reads its columns from here (``staged``), in the order declared, which is
-the order ``rows.Rows`` writes them in. ``undeclared`` names any column of the database
-that is on no list: a stored input added without deciding its backup fails the tests
-(tests/backup/test_backup_columns.py). The derived tables are not in the file at all:
-they are rebuilt from the inputs (``DERIVED``).
+The export writes its objects with ``entry`` and the checks read them with
+``fields.object_of``, both from ``FIELDS``. The staging reads its columns from here
+(``staged``), in the order declared, which is the order ``rows.Rows`` writes them in.
+``undeclared`` names any column of the database that is on no list: a stored input
+added without deciding its backup fails the tests (tests/backup/test_backup_columns.py).
+The derived tables are not in the file at all: they are rebuilt (``DERIVED``).
 """
 
 from __future__ import annotations
@@ -152,6 +154,43 @@ DERIVED = (
     derived.MatchRating,
 )
 NOT_TABLES = {"alembic_version": "the schema's revision: the new server's own"}
+
+
+class Fields(NamedTuple):
+    """An object of the file: the fields it always has, then those it may have (the
+    export leaves them out when empty), in the order the export writes them. The
+    checks refuse any other field; each field's own check says when it is missing."""
+
+    always: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+
+FIELDS = {
+    "backup": Fields(("format", "version", "exported_at", "players", "matches")),
+    "player": Fields(("name", "archived", "created_at")),
+    "match": Fields(("created_at", "end", "pro", "seats", "games"), ("rematch",)),
+    "end": Fields(("kind", "value")),
+    "cards game": Fields(("mode", "created_at", "starting", "rounds"), ("corrections",)),
+    "scores game": Fields(("mode", "created_at", "scores")),
+    # "at" from version 2 on: ``check.round_times`` asks for it there.
+    "round": Fields(("at", "cards"), ("choices",)),
+    "correction": Fields(("round", "at", "cards"), ("choices", "dropped")),
+    "dropped": Fields(("round", "player", "row")),
+}
+EMPTY = (None, [], {})
+
+
+def entry(kind: str, /, **values) -> dict:
+    """An object of the file of ``kind``, its fields in the declared order; a field it
+    may have is left out when it is empty (None, [] or {})."""
+    always, optional = FIELDS[kind]
+    written = {name: values.pop(name) for name in always}
+    for name in optional:
+        if (value := values.pop(name, None)) not in EMPTY:
+            written[name] = value
+    if values:
+        raise TypeError(f"no field {', '.join(values)} in the file's {kind}")
+    return written
 
 
 def staged(model: type) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from companion import rules
-from companion.backup.fields import BackupError, object_with, seat_cards, shown, time_of, value_of
+from companion.backup.fields import BackupError, object_of, seat_cards, shown, time_of, value_of
 from companion.models import utcnow
 from companion.rules import N_
 
@@ -46,7 +46,7 @@ def read_correction(entry: Any, seats: list[str], game: Game) -> Staged:
     """One correction: the round, when, its old cards (one per seat) and choices. The
     old cards were a round as the rules take one (each card once, none of the starting
     cards), and it was made after its game started and before now."""
-    data = object_with(entry, ("round", "at", "cards"), ("choices", "dropped"))
+    data = object_of(entry, "correction")
     number = value_of(data, "round", int)
     if not 1 <= number <= game.rounds:
         raise BackupError(N_("“round” must be a round of this game, not %(value)s."), value=number)
@@ -60,7 +60,7 @@ def read_correction(entry: Any, seats: list[str], game: Game) -> Staged:
     old = [f"{seat_of(name, seats)}:{row_of(row)}" for name, row in choices.items()]
     dropped = []
     for item in value_of(data, "dropped", list) if "dropped" in data else []:
-        fields = object_with(item, ("round", "player", "row"))
+        fields = object_of(item, "dropped")
         later = value_of(fields, "round", int)
         if not number < later <= game.rounds:
             raise BackupError(

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
+from companion.backup.columns import FIELDS, entry
 from companion.db import db
 from companion.models import (
     Correction,
@@ -87,20 +88,22 @@ def export_document(now: datetime | None = None) -> dict:
     ).all()
     names = {player.id: player.name for player in players}
     players.sort(key=lambda player: (player.created_at, name_key(player.name)))
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "exported_at": stamp(now or utcnow()),
-        "players": [
-            {
-                "name": player.name,
-                "archived": player.archived,
-                "created_at": stamp(player.created_at),
-            }
+    return entry(
+        "backup",
+        format=FORMAT,
+        version=VERSION,
+        exported_at=stamp(now or utcnow()),
+        players=[
+            entry(
+                "player",
+                name=player.name,
+                archived=player.archived,
+                created_at=stamp(player.created_at),
+            )
             for player in players
         ],
-        "matches": export_matches(names),
-    }
+        matches=export_matches(names),
+    )
 
 
 def export_matches(names: dict[int, str]) -> list[dict]:
@@ -112,28 +115,27 @@ def export_matches(names: dict[int, str]) -> list[dict]:
     ):
         seats[match_id].append(player_id)
     games = export_games(seats, names)
-    matches = []
-    for row in db.session.execute(
-        select(
-            Match.id, Match.created_at, Match.end_kind, Match.end_value, Match.pro, Match.rematch_id
+    query = select(
+        Match.id, Match.created_at, Match.end_kind, Match.end_value, Match.pro, Match.rematch_id
+    )
+    matches = [
+        (row, [names[player_id] for player_id in seats[row.id]])
+        for row in db.session.execute(query)
+    ]
+    matches.sort(key=lambda match: match_identity(match[0].created_at, match[1]))
+    numbers = {row.id: number for number, (row, _) in enumerate(matches, 1)}
+    return [
+        entry(
+            "match",
+            created_at=stamp(row.created_at),
+            end=entry("end", kind=row.end_kind, value=row.end_value),
+            pro=row.pro,
+            seats=seat_names,
+            games=games.get(row.id, []),
+            rematch=numbers.get(row.rematch_id),  # left out when none, as for most matches
         )
-    ):
-        seat_names = [names[player_id] for player_id in seats[row.id]]
-        entry = {
-            "created_at": stamp(row.created_at),
-            "end": {"kind": row.end_kind, "value": row.end_value},
-            "pro": row.pro,
-            "seats": seat_names,
-            "games": games.get(row.id, []),
-        }
-        identity = match_identity(row.created_at, seat_names)
-        matches.append((identity, row.id, row.rematch_id, entry))
-    matches.sort(key=lambda match: match[0])
-    numbers = {match_id: number for number, (_, match_id, _, _) in enumerate(matches, 1)}
-    for _, _, rematch_id, entry in matches:
-        if rematch_id in numbers:  # left out when none, as for most matches
-            entry["rematch"] = numbers[rematch_id]
-    return [entry for *_, entry in matches]
+        for row, seat_names in matches
+    ]
 
 
 def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int, list[dict]]:
@@ -156,14 +158,20 @@ def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int
     scores = export_scores(seat_of_game)
     games: dict[int, list[dict]] = defaultdict(list)
     for row in game_rows:
-        game: dict = {"mode": row.mode, "created_at": stamp(row.created_at)}
+        started = stamp(row.created_at)
         if row.mode == "cards":
-            game["starting"] = [row.row1, row.row2, row.row3, row.row4]
-            game["rounds"] = rounds.get(row.id, [])
-            if row.id in corrections:  # left out when there are none, as most games
-                game["corrections"] = corrections[row.id]
+            game = entry(
+                "cards game",
+                mode=row.mode,
+                created_at=started,
+                starting=[row.row1, row.row2, row.row3, row.row4],
+                rounds=rounds.get(row.id, []),
+                corrections=corrections.get(row.id),  # left out when none, as most games
+            )
         else:
-            game["scores"] = scores.get(row.id, [])
+            game = entry(
+                "scores game", mode=row.mode, created_at=started, scores=scores.get(row.id, [])
+            )
         games[row.match_id].append(game)
     return games
 
@@ -201,13 +209,14 @@ def export_rounds(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> 
         select(Round.id, Round.game_id, Round.created_at).order_by(Round.game_id, Round.number)
     ):
         played = cards[round_id]
-        entry: dict = {
-            "at": stamp(stored_time(created_at)),
-            "cards": [played.get(player_id) for player_id in seat_of_game[game_id]],
-        }
-        if round_id in choices:  # rare: left out otherwise, the file is a third smaller
-            entry["choices"] = choices[round_id]
-        rounds[game_id].append(entry)
+        rounds[game_id].append(
+            entry(
+                "round",
+                at=stamp(stored_time(created_at)),
+                cards=[played.get(player_id) for player_id in seat_of_game[game_id]],
+                choices=choices.get(round_id),  # rare: left out otherwise
+            )
+        )
     return rounds
 
 
@@ -224,15 +233,19 @@ def export_corrections(seat_of_game: dict[int, list[int]], names: dict[int, str]
     ).order_by(Correction.game_id, Correction.id)
     for game_id, number, at, cards, choices, dropped in db.session.execute(query):
         seated = [names[player] for player in seat_of_game[game_id]]
-        entry: dict = {"round": number, "at": stamp(at), "cards": items(cards)}
-        if choices:
-            entry["choices"] = {seated[seat - 1]: row for seat, row in pairs(choices)}
-        if dropped:
-            entry["dropped"] = [
-                {"round": later, "player": seated[seat - 1], "row": row}
-                for later, seat, row in pairs(dropped)
-            ]
-        found[game_id].append(entry)
+        found[game_id].append(
+            entry(
+                "correction",
+                round=number,
+                at=stamp(at),
+                cards=items(cards),
+                choices={seated[seat - 1]: row for seat, row in pairs(choices)},
+                dropped=[
+                    entry("dropped", round=later, player=seated[seat - 1], row=row)
+                    for later, seat, row in pairs(dropped)
+                ],
+            )
+        )
     return found
 
 
@@ -267,7 +280,7 @@ def dump(document: dict) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     head = ",\n".join(
-        f"  {line(key)}: {line(document[key])}" for key in ("format", "version", "exported_at")
+        f"  {line(key)}: {line(document[key])}" for key in FIELDS["backup"].always[:3]
     )
     players = ",\n".join(f"    {line(player)}" for player in document["players"])
     matches = ",\n".join(f"    {line(match)}" for match in document["matches"])

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from companion.backup.columns import FIELDS
 from companion.backup.document import parse_stamp
 from companion.rules import N_
 
@@ -104,6 +105,11 @@ def shown(value: Any, limit: int = 40) -> str:
     """
     text = value if isinstance(value, str) else json.dumps(value)
     return "".join(char if char.isprintable() else "\ufffd" for char in text[:limit])
+
+
+def object_of(data: Any, kind: str) -> dict:
+    """``data`` as an object of the file of ``kind`` (``columns.FIELDS``)."""
+    return object_with(data, *FIELDS[kind])
 
 
 def object_with(data: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:

@@ -57,6 +57,7 @@ from companion.backup.check import Backup, open_backup
 from companion.backup.document import identity_digest
 from companion.backup.fields import BackupError, paused_gc
 from companion.backup.rows import (
+    INPUTS,
     MAPPED,
     MOVED,
     OWN_IDS,
@@ -66,17 +67,7 @@ from companion.backup.rows import (
     player_rows,
 )
 from companion.db import WRITE_WAIT, DatabaseBusy, db
-from companion.models import (
-    Correction,
-    Game,
-    Match,
-    Play,
-    Player,
-    Round,
-    RowChoice,
-    Score,
-    Seat,
-)
+from companion.models import Match, Player, Seat
 from companion.rules import N_
 from companion.web.faults import BUSY, fault_of
 
@@ -87,22 +78,9 @@ PLAN_BATCH = 10_000  # seats read per batch when planning (PostgreSQL: a server-
 
 # A game result is a game statistic's bulls (see ``rows``): copied from that stage.
 FROM_STAGE = {derived.GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
-# The tables in the order they are copied: parents first.
-COPIED = (
-    Match,
-    Seat,
-    Game,
-    Round,
-    Play,
-    RowChoice,
-    Score,
-    Correction,
-    derived.GameResult,
-    derived.PlayerGameStat,
-    derived.NemesisCount,
-    derived.CardTake,
-    derived.PlayerMatchStat,
-)
+# The tables in the order they are copied: parents first, the inputs, then what is
+# derived (a game's results first: the statistics refer to them).
+COPIED = (*INPUTS, *FROM_STAGE, *(model for model in STAGED if model not in INPUTS))
 
 
 @dataclass
