@@ -47,10 +47,17 @@ def stamp(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds") + "Z"
 
 
-def stored_time(value: datetime | str) -> datetime:
-    """A time as the database driver returns it: SQLite's driver gives the text that
-    SQLAlchemy stored ("2026-12-02 09:58:00.123456"), PostgreSQL's a datetime."""
-    return datetime.fromisoformat(value) if isinstance(value, str) else value
+def stored_stamp(value: datetime | str) -> str:
+    """A time as the database driver returns it, as ``stamp`` writes it. SQLite's driver
+    gives the text SQLAlchemy stored ("2026-12-02 09:58:00.123456", always with its
+    microseconds), taken as it is; PostgreSQL's gives a datetime."""
+    if isinstance(value, str):
+        return (
+            value.replace(" ", "T") + "Z"
+            if len(value) == 26
+            else stamp(datetime.fromisoformat(value))
+        )
+    return stamp(value)
 
 
 def parse_stamp(text: str) -> datetime:
@@ -182,7 +189,7 @@ def driver_rows(query) -> list[tuple]:
     A household's history holds about a million plays; SQLAlchemy's result rows take
     three times as long as the driver's tuples. Same connection, same transaction.
     Only for columns the driver returns as they are stored (numbers and texts), and
-    times read with ``stored_time``.
+    times read with ``stored_stamp``.
     """
     connection = db.session.connection()
     cursor = connection.connection.cursor()
@@ -212,7 +219,7 @@ def export_rounds(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> 
         rounds[game_id].append(
             entry(
                 "round",
-                at=stamp(stored_time(created_at)),
+                at=stored_stamp(created_at),
                 cards=[played.get(player_id) for player_id in seat_of_game[game_id]],
                 choices=choices.get(round_id),  # rare: left out otherwise
             )

@@ -1,4 +1,5 @@
-"""The import's times on SQLite: its own quick text is the one SQLAlchemy stores."""
+"""The backup's times on SQLite: the import's quick text is the one SQLAlchemy stores, and
+the export reads that text back as the time it is."""
 
 from datetime import datetime
 
@@ -6,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import DateTime, create_engine
 
+from companion.backup.document import stamp, stored_stamp
 from companion.storage.imports import sqlite_text
 
 SQLITE = create_engine("sqlite://").dialect
@@ -15,6 +17,11 @@ STORED = DateTime().dialect_impl(SQLITE).bind_processor(SQLITE)
 @given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2999, 12, 31, 23, 59)))
 def test_the_quick_text_is_sqlalchemys_for_every_time_a_backup_holds(moment):
     assert sqlite_text(moment) == STORED(moment)
+
+
+@given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2999, 12, 31, 23, 59)))
+def test_the_export_writes_the_stored_text_as_the_time_it_is(moment):
+    assert stored_stamp(STORED(moment)) == stamp(moment) == stored_stamp(moment)
 
 
 def test_a_whole_second_keeps_its_microseconds():
