@@ -186,7 +186,7 @@ def rate_imported(connection: Connection, after_id: int) -> None:
     query = select(stat.played_at, stat.match_id).where(stat.match_id > after_id)
     first = connection.execute(query.order_by(stat.played_at, stat.match_id).limit(1)).first()
     if first is not None:
-        ratings.rerate_from(connection, tuple(first))
+        ratings.rate_new_from(connection, tuple(first))
 
 
 def refresh_results(match_id: int, player_ids: list[int], corrected: Sequence[int] = ()) -> bool:

@@ -81,15 +81,23 @@ def rated_rows(
 def finished_from(connection: Connection, start: tuple | None) -> list[tuple[Ranked, datetime]]:
     """The finished matches in the order they are rated, from ``start`` (played_at, match
     id) on, or all."""
+    return list(finished(connection, start))
+
+
+def finished(
+    connection: Connection, start: tuple | None, batch: int | None = None
+) -> Iterator[tuple[Ranked, datetime]]:
+    """``finished_from``, a match at a time; with ``batch``, read ``batch`` rows at a
+    time (PostgreSQL: a server-side cursor) instead of all at once."""
     stat = PlayerMatchStat
     query = select(stat.match_id, stat.played_at, stat.player_id, stat.rank).where(stat.finished)
     if start is not None:
         query = query.where(from_on(stat, start))
-    rows = connection.execute(query.order_by(stat.played_at, stat.match_id, stat.player_id))
-    return [
-        (Ranked(match_id, tuple((player, rank) for *_key, player, rank in group)), played_at)
-        for (match_id, played_at), group in groupby(rows, key=itemgetter(0, 1))
-    ]
+    query = query.order_by(stat.played_at, stat.match_id, stat.player_id)
+    if batch is not None:
+        query = query.execution_options(yield_per=batch)
+    for (match_id, played_at), group in groupby(connection.execute(query), key=itemgetter(0, 1)):
+        yield Ranked(match_id, tuple((player, rank) for *_key, player, rank in group)), played_at
 
 
 def from_on(model, start: tuple):
@@ -149,6 +157,32 @@ def rerate_from(connection: Connection, start: tuple | None, put_right: bool = T
         connection.execute(going)
         write_ratings(connection, wanted)
     return moved
+
+
+BATCH = 10_000  # rating rows an import's rating holds at once
+
+
+def rate_new_from(connection: Connection, start: tuple) -> None:
+    """After an import's copy (in its write): every finished match from ``start`` on rated
+    again and its rows replaced, ``BATCH`` at a time. The matches the import added have
+    no rows yet, so their rows differ anyway: nothing is compared, and a file of
+    280,000 matches is rated in the memory of a few thousand (``rerate_from`` holds
+    every row twice, to compare)."""
+    storage.in_commit_order(connection)
+    connection.execute(delete(MatchRating).where(from_on(MatchRating, start)))
+    current: dict[int, PlackettLuceRating] = {}
+    seen: set[int] = set()  # players whose rating before ``start`` was looked up
+    rows: list[RatingRow] = []
+    for match, played_at in finished(connection, start, BATCH):
+        new = {player for player, _rank in match.ranks} - seen
+        if new:
+            current.update(latest_before(connection, new, start))
+            seen |= new
+        rows.extend(rated_rows([(match, played_at)], current))
+        if len(rows) >= BATCH:
+            write_ratings(connection, rows)
+            rows = []
+    write_ratings(connection, rows)
 
 
 RATING_ROWS = table("match_rating", *(column(name) for name in RatingRow._fields))

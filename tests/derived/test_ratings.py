@@ -125,6 +125,23 @@ def test_an_import_of_older_matches_rates_the_later_ones_again(client, app):
     assert of_match(after, match_id) != before  # now Anna's second win, and so on
 
 
+def test_an_import_rates_its_matches_a_batch_at_a_time_as_if_all_at_once(client, app, monkeypatch):
+    """The import's rating writes its rows a few at a time (bounded memory for a big
+    file); the rows are the same as rating every match from the start."""
+    ids = add_players(client, "Anna", "Ben", "Cleo", "Dora")
+    rng = random.Random(6)
+    for _ in range(5):
+        seated = rng.sample(ids, rng.randint(2, 4))
+        match_id = start_match(client, seated, end_kind="games", end_value=1)
+        scores = {player: rng.randint(0, 20) for player in seated}
+        assert score_game(client, match_id, scores).status_code == 303
+    document = shifted(export(client))  # the same matches a year earlier: all new
+    monkeypatch.setattr(ratings, "BATCH", 3)
+    assert upload(client, document).status_code == 303
+    rows = assert_kept(app)
+    assert len({row.match_id for row in rows}) == 10
+
+
 SLOW = settings(
     max_examples=12,
     deadline=None,
