@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from bench.apps import sqlite_app
-from bench.serving import machine_cpu_seconds
 from bench.history import build
+from bench.serving import machine_cpu_seconds
 from companion.backup.check import read_backup
 from companion.backup.document import dump, export_document
 from companion.backup.fields import paused_gc
