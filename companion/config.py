@@ -37,6 +37,12 @@ def configure(app: Flask, test_config: dict | None) -> None:
         SECRET_KEY_FILE=str(Path(app.instance_path) / "secret_key"),
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        # The cookie is written only when the session changes (a link granted, "I am"),
+        # never again by every answer: a phone's requests cross (a live update's fetch
+        # while "I am" is tapped), and an answer that set the cookie it was sent with
+        # would take back what the other one just stored. So a seat lasts
+        # PERMANENT_SESSION_LIFETIME (31 days) from the phone's last link or "I am".
+        SESSION_REFRESH_EACH_REQUEST=False,
         MAX_CONTENT_LENGTH=64 * 1024,
         # A CSRF token lives as long as the session it is bound to (the HttpOnly, SameSite
         # cookie): a form left open through a game night still goes through. Flask-WTF's

@@ -47,6 +47,17 @@ def enter_cards(page, cards: dict[str, int], button: str) -> None:
     page.get_by_role("button", name=button).click()
 
 
+STARTING_CARDS = {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}
+
+
+def start_game(page, cards: dict[str, int] = STARTING_CARDS, number: int = 1) -> None:
+    """Type a game's four starting cards, start it, and wait until its round 1 asks for
+    cards: the start is sent by htmx, and the page before it has buttons ("I am …",
+    links) that a click can hit while the swap is on its way."""
+    enter_cards(page, cards, f"Start game {number}")
+    expect(page.get_by_role("heading", name=f"Game {number} · round 1 of 10")).to_be_visible()
+
+
 def explained_steps(page) -> list[str]:
     """The round's steps, each card explained: one tap on "Why?". With htmx they open
     under the link; without JavaScript on the round's replay, and the phone goes back."""

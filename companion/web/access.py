@@ -64,7 +64,7 @@ def grant(match_id: int, token: str) -> None:
 
 def lasting() -> None:
     """Keep this phone's session across a browser restart: a cookie with an expiry
-    (PERMANENT_SESSION_LIFETIME, 31 days, renewed by every visit), not one that goes
+    (PERMANENT_SESSION_LIFETIME, 31 days from the last link or "I am"), not one that goes
     when the browser closes. Phones close their browsers by themselves (a killed app,
     a low battery), and a match whose every phone lost its link could not go on."""
     session.permanent = True

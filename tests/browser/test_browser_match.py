@@ -3,7 +3,15 @@
 import re
 
 import pytest
-from browsing import add_player, enter_cards, explained_steps, fits_the_phone, serials, start_match
+from browsing import (
+    add_player,
+    enter_cards,
+    explained_steps,
+    fits_the_phone,
+    serials,
+    start_game,
+    start_match,
+)
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -18,8 +26,7 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
     start_match(page, live_server, names)
     fits_the_phone(page)
 
-    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
-    page.get_by_role("heading", name="Game 1 · round 1 of 10").wait_for()
+    start_game(page)
     enter_cards(page, {anna: 41, ben: 42, cleo: 43}, "Place the cards")
     page.get_by_role("heading", name="Game 1 · round 2 of 10").wait_for()
     assert "43 goes to row 4" in explained_steps(page)[2]
@@ -111,6 +118,5 @@ def test_a_thirty_letter_name_does_not_widen_the_pages(page, live_server):
     fits_the_phone(page)
     add_player(page, live_server, other)
     start_match(page, live_server, [long_name, other])
-    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
-    page.get_by_role("heading", name="Game 1 · round 1 of 10").wait_for()
+    start_game(page)
     fits_the_phone(page)

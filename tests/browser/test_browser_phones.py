@@ -6,8 +6,8 @@ import re
 import pytest
 from browsing import (
     add_player,
-    enter_cards,
     fits_the_phone,
+    start_game,
     start_match,
 )
 from conftest import new_phone_context
@@ -42,7 +42,7 @@ def game_one_of_two(page, live_server) -> tuple[str, str, str]:
     for name in (anna, ben):
         add_player(page, live_server, name)
     start_match(page, live_server, [anna, ben])
-    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+    start_game(page)
     return anna, ben, page.url.split("#")[0]
 
 
@@ -122,7 +122,7 @@ def test_table_view_in_landscape(browser, live_server, artifacts):
         for name in (name_a, name_b):
             add_player(tv, live_server, name)
         start_match(tv, live_server, [name_a, name_b])
-        enter_cards(tv, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+        start_game(tv)
         tv.get_by_role("link", name="Table view").click()
         tv.locator(".tv .table-rows").wait_for()
         assert tv.evaluate("document.documentElement.scrollWidth") <= 1280
@@ -139,7 +139,7 @@ def test_enter_sends_my_card_from_my_own_phone(page, live_server, lang):
     for name in (anna, ben, cleo):
         add_player(page, live_server, name)
     start_match(page, live_server, [anna, ben, cleo])
-    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+    start_game(page)
     page.locator(f".lang-switch a[lang={lang}]").click()
     expect(page.locator("html")).to_have_attribute("lang", lang)
     page.locator(".me-names button").first.click()  # "I am Anna", in any language
@@ -196,7 +196,7 @@ def test_a_card_sent_from_its_own_phone_leaves_the_others_forms(
     for name in (anna, ben, cleo):
         add_player(page, live_server, name)
     start_match(page, live_server, [anna, ben, cleo])
-    enter_cards(page, {"Row 1": 12, "Row 2": 24, "Row 3": 37, "Row 4": 40}, "Start game 1")
+    start_game(page)
     match_url = page.url.split("#")[0]
     player_link, _ = invite_links(page, live_server)
     bens_context = new_phone_context(browser)

@@ -122,13 +122,45 @@ def test_a_proxy_in_front_of_a_loopback_server_is_where_phones_go(client, app, t
 
 def test_a_link_and_i_am_outlast_the_browser_session(client, app, table):
     """Phones close their browsers by themselves: the session cookie has an expiry
-    (31 days, renewed by every visit), so the link and "I am" survive a restart."""
+    (31 days from the last link or "I am"), so the link and "I am" survive a restart."""
     (anna, _ben, _cleo), match_id = table
     i_am(client, match_id, anna)
     cookie = client.get_cookie("session")
     assert cookie.expires is not None
     lasting = (cookie.expires - datetime.now(UTC)).days
     assert 30 <= lasting <= 31
+
+
+def test_a_request_that_crosses_i_am_does_not_take_it_back(client, app, table):
+    """One phone, two requests under way at once: a page or fragment it fetched just
+    before "I am" was tapped answers after it. Its answer must not set the cookie it
+    was sent with again, or the phone forgets it is Anna (and, the same way, a link it
+    was just granted). Found by a Chromium test that tapped "I am" while the start of
+    game 1 was on its way."""
+    (anna, ben, _cleo), match_id = table
+    i_am(client, match_id, anna)  # the session is lasting from here on
+    client.get(f"/matches/{match_id}")  # and holds its CSRF token, as a browser's does
+    stale = client.get_cookie("session").value
+    i_am(client, match_id, ben)
+    crossing = phone(app)
+    crossing.set_cookie("session", stale)
+    response = crossing.get(f"/matches/{match_id}")
+    assert response.status_code == 200
+    assert not any(h.startswith("session=") for h in response.headers.getlist("Set-Cookie"))
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert f"You are {state_of(client, match_id).name(ben)} on this phone." in page
+
+
+@pytest.mark.parametrize("path", ["/", "/history", "/backup", "/players/", "/matches/{}"])
+def test_reading_a_page_leaves_the_phones_cookie_alone(client, app, table, path):
+    """Only a change writes the cookie: every page a phone reads answers without one, so
+    none can cross a newer cookie (pages that take what the last post left included)."""
+    (anna, _ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    client.get(f"/matches/{match_id}")
+    response = client.get(path.format(match_id))
+    assert response.status_code == 200
+    assert response.headers.getlist("Set-Cookie") == []
 
 
 def test_flask_invite_prints_the_player_link_for_a_match_whose_phones_lost_it(app, table):
