@@ -12,6 +12,7 @@ from companion.web.htmx import HTMX_COPY, HTMX_URL, SSE_COPY, SSE_URL
 HTMX_FILE = HTMX_COPY / "htmx.min.js"
 SSE_FILE = SSE_COPY / "sse.min.js"
 CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
+LAN_HOST = "companion.lan"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -20,6 +21,9 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # A name for the test servers as phones meet the companion at home: an address that
+    # is not loopback, so the page is no secure context (no Wake Lock, no service worker).
+    f"--host-resolver-rules=MAP {LAN_HOST} 127.0.0.1",
 ]
 PHONE = {
     "viewport": {"width": 390, "height": 844},

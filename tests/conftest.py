@@ -10,10 +10,11 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from chromium import CHROMIUM, CHROMIUM_ARGS, HTMX_FILE, PHONE, SSE_FILE, route_cdn
+from chromium import CHROMIUM, CHROMIUM_ARGS, HTMX_FILE, LAN_HOST, PHONE, SSE_FILE, route_cdn
 from driver import add_players, start_game, start_match
 from phones import start_server, stop
 from postgresql import Databases, Server
@@ -190,12 +191,20 @@ def require(condition: bool, message: str) -> None:
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory) -> Iterator[str]:
     """Serve a test app with waitress on a free port; yield its base URL."""
-    app = make_app(tmp_path_factory.mktemp("live") / "companion.sqlite")
+    with serving(make_app(tmp_path_factory.mktemp("live") / "companion.sqlite")) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def serving(app) -> Iterator[int]:
+    """Serve ``app`` with waitress on a free loopback port, in a thread; the port."""
     server = create_server(app, host="127.0.0.1", port=0, threads=4)
     thread = threading.Thread(target=server.run, name="live-server", daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}"
-    stop_server(server, thread)
+    try:
+        yield server.effective_port
+    finally:
+        stop_server(server, thread)
 
 
 def stop_server(server, thread: threading.Thread) -> None:
@@ -203,6 +212,15 @@ def stop_server(server, thread: threading.Thread) -> None:
     server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
     thread.join(timeout=5)
     server.task_dispatcher.shutdown()
+
+
+@pytest.fixture(scope="session")
+def lan_server(tmp_path_factory) -> Iterator[str]:
+    """Serve a test app as a home network reaches it: at http://companion.lan:PORT, a name
+    Chromium maps to loopback (CHROMIUM_ARGS), so pages are not in a secure context."""
+    app = make_app(tmp_path_factory.mktemp("lan") / "companion.sqlite", TRUSTED_HOSTS=LAN_HOST)
+    with serving(app) as port:
+        yield f"http://{LAN_HOST}:{port}"
 
 
 @pytest.fixture(scope="session")

@@ -81,7 +81,17 @@ def entry_view(state: MatchState) -> dict:
         "choice": present.choice_view(current.pending, state.name)
         if current and current.pending
         else None,
+        "others_choice": others_choice(state, mine),
     }
+
+
+def others_choice(state: MatchState, mine: int | None) -> bool:
+    """Whether the row choice the round waits for is another player's than the one this
+    phone is ("I am Anna"): its buttons then wait behind "Choose for …", so that a tap
+    meant for this phone's own screen takes nobody's row. The phone for everybody (no
+    "I am") and the chooser's own phone show them."""
+    pending = state.current.pending if state.current else None
+    return pending is not None and mine is not None and pending.player != mine
 
 
 def shown_round(game: PlayedGame | None, name) -> present.RoundView | None:

@@ -24,9 +24,15 @@ from flask_wtf.csrf import generate_csrf
 
 from companion.memo import Memo
 from companion.play.blueprint import bp
-from companion.play.board import entry_view, match_view, phone_form_key, table_key
+from companion.play.board import (
+    entry_view,
+    match_view,
+    others_choice,
+    phone_form_key,
+    table_key,
+)
 from companion.state import MATCH_STAMP, MatchState, current_state, read, replayed
-from companion.web.access import LINKS, level_for, me
+from companion.web.access import LINKS, PLAYER, level_for, me
 from companion.web.htmx import render
 
 # Runs of whitespace between and inside tags, left by template indentation: collapsed
@@ -96,15 +102,19 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
     part = ENTERED if shown_table == str(table_version) else ALL
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
     locale = str(get_locale())
+    mine = me(match_id)
     replay = partial(replayed, match_id, version, table_version, player_token)
     key = (match_id, player_token, version, locale, part)
     line = ENTERED_LINES.through(key, lambda: entered_line(replay(), part))
     if part == ENTERED:
         shared = line.html
     else:
-        key = (match_id, player_token, table_version, view, level, locale)
+        # A row choice looks two ways to players' phones: the chooser's (and the phone
+        # for everybody's) with its buttons, another player's with them behind a tap.
+        others = level == PLAYER and others_choice(replay(), mine)
+        key = (match_id, player_token, table_version, view, level, locale, others)
         shared = filled(TABLES_SHOWN.through(key, lambda: render_table(replay(), view)), line)
-    form_key = phone_form_key(line.table_key, level, me(match_id), line.entered)
+    form_key = phone_form_key(line.table_key, level, mine, line.entered)
     changed_form = view == "match" and shown_form != form_key
     entry = entry_forms(replay()) if changed_form else ""
     poller = compact(
