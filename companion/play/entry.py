@@ -7,8 +7,9 @@ the form, the user's values and a message next to the field.
 
 from __future__ import annotations
 
+from babel.lists import format_list
 from flask import redirect, request, url_for
-from flask_babel import gettext
+from flask_babel import get_locale, gettext
 from sqlalchemy import select
 
 from companion import rules
@@ -25,6 +26,8 @@ from companion.web.present import field_for
 from companion.web.stale import shows_again
 
 Errors = dict[str, str]
+# A field that is wrong for the reason the form's own message gives (_form.html).
+SEE_FORM = ""
 
 
 class Rejected(Exception):
@@ -99,9 +102,12 @@ def show_stale(message: str, match_id: int):
 def show_with_errors(match_id: int, errors: Errors):
     """The match page again with the user's values and the messages, status 422."""
     state = current_state(match_id)
-    return render(
+    page = render(
         "matches/show.html", "match", **match_view(state), form=request.form, errors=errors
-    ), 422
+    )
+    # htmx shows the form at the top of the screen: its message, its fields, and the
+    # button under them in view (the match page itself swaps in scrolled to its top).
+    return page, 422, {"HX-Reswap": "outerHTML show:#entry:top"}
 
 
 def check_turn(state: MatchState, form, game_number: int, round_number: int | None) -> None:
@@ -217,13 +223,19 @@ def check_complete(state: MatchState, typed, entered) -> None:
     Keeping some cards hidden until the rest arrive is for phones that said whose card
     they enter; from the one phone at the table, a blank field is a card forgotten.
     """
-    missing = {
-        f"card-{player_id}": gettext("%(player)s's card is missing.", player=state.name(player_id))
-        for player_id, card in typed
-        if not card and player_id not in entered
-    }
-    if missing:
-        raise Rejected(missing)
+    missing = [player_id for player_id, card in typed if not card and player_id not in entered]
+    if len(missing) == 1:
+        (player_id,) = missing
+        name = state.name(player_id)
+        raise Rejected({f"card-{player_id}": gettext("%(player)s's card is missing.", player=name)})
+    if missing:  # one sentence above the fields, not a line of its own for each of them
+        names = format_list([state.name(player_id) for player_id in missing], locale=get_locale())
+        raise Rejected(
+            {
+                "form": gettext("Cards missing: %(players)s.", players=names),
+                **{f"card-{player_id}": SEE_FORM for player_id in missing},
+            }
+        )
 
 
 def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:

@@ -217,6 +217,45 @@ def test_one_phone_entering_for_everybody_must_fill_every_field(client, trio, ap
     assert f'id="field-card-{ben}"' in page.split("autofocus")[0][-400:]
 
 
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_several_missing_cards_are_one_sentence_above_the_fields(client, trio, app, lang):
+    """Two blank fields: one sentence names both players (in the page's language), each
+    blank field is marked and points to it, and no line of its own pushes *Send* down."""
+    (anna, ben, cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    before = table_snapshot(app)
+    data = {f"card-{anna}": "41", "game": "1", "round": "1"}
+    response = client.post(
+        f"/matches/{match_id}/rounds", data=data, headers={"Accept-Language": lang}
+    )
+    page = response.get_data(as_text=True)
+    assert response.status_code == 422
+    sentence = {
+        "en": "Cards missing: Ben and Cleo.",
+        "de": "Karten fehlen: Ben und Cleo.",
+        "fr": "Cartes manquantes\u00a0: Ben et Cleo.",
+    }[lang]
+    assert f'<p class="form-error" id="form-error" role="alert">{sentence}</p>' in page
+    for player in (ben, cleo):
+        field = page.split(f'id="field-card-{player}"')[1].split("</div>")[0]
+        assert 'aria-invalid="true"' in field and 'aria-describedby="form-error"' in field
+    assert 'class="field-error"' not in page
+    assert 'value="41"' in page.split(f'id="field-card-{anna}"')[1][:200]  # kept
+    assert f'id="field-card-{ben}"' in page.split("autofocus")[0][-400:]  # the first blank
+    assert table_snapshot(app) == before
+
+
+def test_a_refused_round_swaps_in_with_its_form_at_the_top(client, trio):
+    """htmx swaps the page in scrolled to the form (message, fields, button), not to the
+    top of the rows; a plain post gets the page as it is."""
+    (anna, _ben, _cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    data = {f"card-{anna}": "41", "game": "1", "round": "1"}
+    hx = client.post(f"/matches/{match_id}/rounds", data=data, headers={"HX-Request": "true"})
+    assert hx.status_code == 422
+    assert hx.headers["HX-Reswap"] == "outerHTML show:#entry:top"
+
+
 @pytest.mark.parametrize(
     ("cards", "message"),
     [
