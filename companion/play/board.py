@@ -9,7 +9,7 @@ from companion.play.bgstats import bgstats_link
 from companion.play.changes import latest
 from companion.state import MatchState, PlayedGame
 from companion.web import present
-from companion.web.access import access, me
+from companion.web.access import PLAYER, access, me
 from companion.web.chart import Chart, bars, line_chart
 
 
@@ -82,6 +82,8 @@ def entry_view(state: MatchState) -> dict:
         if current and current.pending
         else None,
         "others_choice": others_choice(state, mine),
+        # Just started: the invite stands above the starting cards, on the first screen.
+        "invite_first": level == PLAYER and not state.games and not state.over,
     }
 
 
