@@ -25,6 +25,14 @@ bp = Blueprint("leaderboard", __name__)
 
 HISTORY_PAGE = 20
 PLAYER_COUNTS = range(rules.MIN_PLAYERS, rules.MAX_PLAYERS + 1)
+# The leaderboard's orders: a player's value, smallest first (None: no place by it yet).
+# Skill goes by the skill a player surely has, so one lucky match does not top the list.
+ORDERS = {
+    "skill": lambda figures: -figures.rating.ordinal if figures.rating else None,
+    "wins": lambda figures: -figures.won if figures.matches else None,
+    "bulls": lambda figures: figures.average,
+}
+DEFAULT_ORDER = "skill"
 
 
 class Row(NamedTuple):
@@ -54,33 +62,65 @@ def read_filters(args) -> tuple[stats.Filters, dict[str, str]]:
     return stats.Filters(period, count), errors
 
 
-def ranked(players: list[Player], figures: dict[int, stats.Figures]) -> list[Row]:
-    """Rated players by rating (equal ratings share a place), then everyone else by name."""
+def read_order(args) -> tuple[str, dict[str, str]]:
+    """The leaderboard's order from the query string, and a message if there is no such."""
+    order = args.get("order", DEFAULT_ORDER)
+    if order in ORDERS:
+        return order, {}
+    return DEFAULT_ORDER, {"order": gettext("Choose the order: skill, wins or bulls per game.")}
 
-    def key(player: Player):
-        rating = figures[player.id].rating if player.id in figures else None
-        return (rating is None, -rating.ordinal if rating else 0)
 
+def ranked(
+    players: list[Player], figures: dict[int, stats.Figures], order: str = DEFAULT_ORDER
+) -> list[Row]:
+    """Players by ``order`` (equal values share a place), then by skill, then by name
+    (``players``' order); who has no value for it yet comes last, without a place."""
+    value, skill = ORDERS[order], ORDERS[DEFAULT_ORDER]
+
+    def key(pair: tuple[Player, stats.Figures]) -> tuple:
+        mine, sure = value(pair[1]), skill(pair[1])
+        return (mine is None, mine or 0, sure is None, sure or 0)
+
+    found = [(player, figures.get(player.id) or stats.Figures(player.id)) for player in players]
     rows: list[Row] = []
-    for player in sorted(players, key=key):
-        figure = figures.get(player.id) or stats.Figures(player.id)
+    for player, figure in sorted(found, key=key):  # a stable sort: the rest by name
         place = None
-        if figure.rating is not None:
-            ahead = rows[-1] if rows else None
-            same = ahead and ahead.figures.rating.ordinal == figure.rating.ordinal
-            place = ahead.place if same else len(rows) + 1
+        if (mine := value(figure)) is not None:
+            same = rows and value(rows[-1].figures) == mine
+            place = rows[-1].place if same else len(rows) + 1
         rows.append(Row(place, player, figure))
     return rows
 
 
+def order_urls(filters: stats.Filters) -> dict[str, str]:
+    """Each order's plain link, keeping the filters (defaults left out of the URL)."""
+    kept = {"period": None if filters.period == "all" else filters.period}
+    kept["players"] = filters.players
+    return {
+        order: url_for("leaderboard.index", **kept, order=None if order == DEFAULT_ORDER else order)
+        for order in ORDERS
+    }
+
+
 @bp.get("/leaderboard")
 def index():
-    """All household players ranked by skill, with their matches, wins and bulls."""
+    """All household players ranked by skill, wins or bulls, with their matches, wins
+    and bulls."""
     filters, errors = read_filters(request.args)
-    rows = ranked(everyone(), stats.board(filters).figures)
+    order, wrong_order = read_order(request.args)
+    errors |= wrong_order
+    rows = ranked(everyone(), stats.board(filters).figures, order)
     form = {"period": filters.period, "players": str(filters.players or "")}
+    form["order"] = "" if order == DEFAULT_ORDER else order  # the filters keep the order
     return render(
-        "leaderboard/index.html", "board", rows=rows, form=form, errors=errors, counts=PLAYER_COUNTS
+        "leaderboard/index.html",
+        "board",
+        rows=rows,
+        form=form,
+        errors=errors,
+        counts=PLAYER_COUNTS,
+        order=order,
+        order_urls=order_urls(filters),
     ), 422 if errors else 200
 
 

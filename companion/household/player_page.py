@@ -1,4 +1,4 @@
-"""A player's own page: card-by-card figures, the nemesis, history and the rating chart.
+"""A player's own page: card-by-card figures, the nemesis, history and the Skill chart.
 
 Reads the derived tables of ``companion.derived`` (see there for the nemesis, defined
 from the engine's steps) and the rating run of ``companion.household.statistics``.
@@ -15,7 +15,7 @@ from sqlalchemy import case, func, select
 
 from companion.db import db
 from companion.derived import NemesisCount, PlayerGameStat, PlayerMatchStat
-from companion.household.ratings import RatingRun
+from companion.household.ratings import START, RatingRun
 from companion.models import Game
 from companion.web.chart import Chart, Scale, framed
 
@@ -117,20 +117,20 @@ def history(player_id: int, page: int, per_page: int) -> list[HistoryRow]:
 
 
 class Point(NamedTuple):
-    """The player's rating after one match, for the chart and its table."""
+    """The player's Skill after one match, for the chart and its table."""
 
     played_at: datetime
     match_id: int
-    rating: float
+    skill: float
 
 
 def rating_points(run: RatingRun, player_id: int, most: int = CHART_POINTS) -> list[Point]:
-    """The player's rating after their matches, thinned evenly to ``most`` points."""
+    """The player's Skill after their matches, thinned evenly to ``most`` points."""
     points = run.history.get(player_id, [])
     if len(points) > most:
         step = (len(points) - 1) / (most - 1)
         points = [points[round(index * step)] for index in range(most)]
-    match_ids = [run.inputs[index].match_id for index, _ordinal in points]
+    match_ids = [run.inputs[index].match_id for index, _skill in points]
     dates = dict(
         db.session.execute(
             select(PlayerMatchStat.match_id, PlayerMatchStat.played_at).where(
@@ -139,23 +139,26 @@ def rating_points(run: RatingRun, player_id: int, most: int = CHART_POINTS) -> l
         ).all()
     )
     return [
-        Point(dates[match_id], match_id, ordinal)
-        for match_id, (_index, ordinal) in zip(match_ids, points, strict=True)
+        Point(dates[match_id], match_id, skill)
+        for match_id, (_index, skill) in zip(match_ids, points, strict=True)
     ]
 
 
 def rating_chart(
     label: str, points: Sequence[Point], date_label: Callable[[datetime, str], str]
 ) -> Chart:
-    """Lay out one line of ratings in the scoreboard chart's frame (``_chart.html``).
+    """Lay out one line of Skill in the scoreboard chart's frame (``_chart.html``).
 
-    ``date_label(moment, pattern)`` writes the first and last match's dates under it,
-    as years, months or days (CLDR patterns) depending on the time between them.
+    The scale fits the line and the Skill everyone starts at, so a rise or a fall shows
+    against the start. ``date_label(moment, pattern)`` writes the first and last match's
+    dates under it, as years, months or days (CLDR patterns) depending on the time
+    between them.
     """
-    values = [point.rating for point in points]
-    step = nice_step((max(values) - min(min(values), 0)) / 4)
-    low = min(0, math.floor(min(values) / step) * step)
-    high = max(math.ceil(max(values) / step) * step, low + step)
+    values = [point.skill for point in points]
+    bottom, top = min(*values, START.skill), max(*values, START.skill)
+    step = nice_step((top - bottom) / 4)
+    low = math.floor(bottom / step) * step
+    high = max(math.ceil(top / step) * step, low + step)
     scale = Scale(len(values) - 1, low, high)
     y_ticks = [(scale.y(value), value) for value in range(low, high + 1, step)]
     span = (points[-1].played_at - points[0].played_at).days

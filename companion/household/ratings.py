@@ -2,10 +2,13 @@
 
 Each finished match is one multiplayer game for the model, every player a team of one,
 ranked by total bulls: fewest first, equal totals share a rank (``PlayerMatchStat.rank``).
-A player's shown rating is the conservative ordinal mu - 3 sigma (the skill they have
-at least, with high confidence), with sigma as its uncertainty; new players start at
-mu 25, sigma 25/3, so at 0. ``companion.derived.ratings`` rates one match (``rate``)
-and keeps each match's ratings of all time in the database, for the year's review.
+A player's Skill is the model's mu, shown with sigma as its uncertainty (±); everyone
+starts at mu 25, sigma 25/3. Skill is the one scale players see: the leaderboard's
+column, its change in the last match, the player's chart and the year's most improved
+all count in ``Rating.skill``. The leaderboard's default order goes by the conservative
+ordinal mu - 3 sigma (the skill a player surely has), a key that is never shown as a
+number. ``companion.derived.ratings`` rates one match (``rate``) and keeps each match's
+ratings of all time in the database, for the year's review.
 
 Why in memory: ratings are a pure function of the ordered list of rated matches, which
 the derived tables give in one query. Rating 5,000 matches takes about a third of a
@@ -25,7 +28,7 @@ from openskill.models import PlackettLuceRating
 from companion.derived.ratings import MODEL, Ranked, rate
 from companion.memo import Memo
 
-__all__ = ["MODEL", "Ranked", "Rating", "RatingRun", "rated"]
+__all__ = ["START", "Ranked", "Rating", "RatingRun", "rated"]
 
 RUNS = Memo("ratings", 16)  # runs kept, one per filter; a household uses a handful
 
@@ -37,9 +40,17 @@ class Rating(NamedTuple):
     sigma: float
 
     @property
+    def skill(self) -> float:
+        """Skill, as players see it: the model's mu (the one scale of every shown figure)."""
+        return self.mu
+
+    @property
     def ordinal(self) -> float:
-        """The shown rating, mu - 3 sigma."""
+        """The skill a player surely has, mu - 3 sigma: the default order, never shown."""
         return self.mu - 3 * self.sigma
+
+
+START = Rating(MODEL.rating().mu, MODEL.rating().sigma)  # everyone's before a first match
 
 
 class RatingRun:
@@ -51,7 +62,7 @@ class RatingRun:
         self.current: dict[int, PlackettLuceRating] = {}
         # Each player's rating before their latest match, for the trend (None: the start).
         self.before: dict[int, PlackettLuceRating | None] = {}
-        # Each player's ordinal after each of their matches: (index into inputs, ordinal).
+        # Each player's Skill after each of their matches: (index into inputs, skill).
         self.history: dict[int, list[tuple[int, float]]] = {}
 
     def extended(self, more: Sequence[Ranked]) -> RatingRun:
@@ -69,7 +80,7 @@ class RatingRun:
         for player, previous, new in rate(self.current, match):
             self.before[player] = previous
             self.current[player] = new
-            self.history.setdefault(player, []).append((index, new.ordinal()))
+            self.history.setdefault(player, []).append((index, Rating(new.mu, new.sigma).skill))
 
 
 def rated(key: Hashable, inputs: Sequence[Ranked]) -> RatingRun:

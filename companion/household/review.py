@@ -19,9 +19,9 @@ from sqlalchemy import Float, Select, cast, func, literal, select
 from companion import rules
 from companion.db import db
 from companion.derived import CardTake, MatchRating, NemesisCount, PlayerMatchStat
-from companion.derived.ratings import rating_of
 from companion.household import yearly
 from companion.household.leaderboard import everyone, round_url
+from companion.household.ratings import START, Rating
 from companion.memo import Memo
 from companion.models import MAX_ID, Match, Player, utcnow
 from companion.web.bars import month_bars
@@ -184,7 +184,7 @@ def costliest(year: Year) -> tuple[int, int] | None:
 
 
 def rating_changes(year: Year) -> dict[int, tuple[float, float]]:
-    """Each player's shown rating before the year and after it, for the players who
+    """Each player's Skill before the year and after it, for the players who
     played a rated match in it: their last stored ratings before its first moment and
     before the next year's (``MatchRating``, every match rated in order of play)."""
     players = (
@@ -198,13 +198,13 @@ def rating_changes(year: Year) -> dict[int, tuple[float, float]]:
         if after is None or after[0] < year.since:
             continue
         before = last_rating(player, year.since)
-        changes[player] = (before[1] if before else 0.0, after[1])
+        changes[player] = (before[1] if before else START.skill, after[1])
     return changes
 
 
 def last_rating(player_id: int, until: datetime) -> tuple[datetime, float] | None:
-    """When a player's last rated match before ``until`` was played, and their shown
-    rating after it."""
+    """When a player's last rated match before ``until`` was played, and their Skill
+    after it."""
     row = MatchRating
     query = (
         select(row.played_at, row.mu, row.sigma)
@@ -216,7 +216,7 @@ def last_rating(player_id: int, until: datetime) -> tuple[datetime, float] | Non
     if found is None:
         return None
     played_at, mu, sigma = found
-    return played_at, rating_of(mu, sigma).ordinal()
+    return played_at, Rating(mu, sigma).skill
 
 
 def charts(review: yearly.Review, names: dict[int, str]) -> dict:

@@ -24,7 +24,7 @@ from sqlalchemy.orm import aliased
 
 from companion.db import db
 from companion.derived import PlayerGameStat, PlayerMatchStat
-from companion.household.ratings import MODEL, Ranked, Rating, RatingRun, rated
+from companion.household.ratings import START, Ranked, Rating, RatingRun, rated
 from companion.memo import Memo
 from companion.models import utcnow
 
@@ -77,10 +77,10 @@ class Figures:
 
     @property
     def trend(self) -> float | None:
-        """How the shown rating moved in the player's latest match."""
+        """How Skill moved in the player's latest match."""
         if self.rating is None or self.before is None:
             return None
-        return self.rating.ordinal - self.before.ordinal
+        return self.rating.skill - self.before.skill
 
 
 class Board(NamedTuple):
@@ -151,8 +151,8 @@ def compute_board(since: datetime | None, players: int | None) -> Board:
     run = rated((since, players), ranked)
     for player, rating in run.current.items():
         figures[player].rating = Rating(rating.mu, rating.sigma)
-        previous = run.before.get(player) or MODEL.rating()
-        figures[player].before = Rating(previous.mu, previous.sigma)
+        previous = run.before.get(player)
+        figures[player].before = Rating(previous.mu, previous.sigma) if previous else START
     return Board(figures, run)
 
 

@@ -15,10 +15,10 @@ What each figure means:
 - time at the table: the matches' minutes (``companion.derived.timing``, kept with the
   match's statistics).
 - wins: finished matches won, shared wins included.
-- most improved: the largest rise of the shown rating (mu - 3 sigma) over the year, from
-  the rating before the player's first match of the year (0 for a new player) to the one
-  after their last; the ratings run over all matches ever, as the leaderboard's
-  (``companion.derived.ratings``).
+- most improved: the largest rise of Skill (the leaderboard's, ``Rating.skill``) over the
+  year, from the Skill before the player's first match of the year (25 for a new player)
+  to the one after their last; the ratings run over all matches ever, as the
+  leaderboard's (``companion.derived.ratings``).
 - cleanest game: the finished game in which the table took the fewest bulls per player
   (for one player: their game with the fewest bulls); the earliest on a tie.
 - most bulls in one round: the most a player took in one round (``worst_round``), the
@@ -118,7 +118,7 @@ def year_review(
 ) -> Review:
     """The review of ``year`` from what the database found for it (for one player, only
     their matches and their own rows): the matches, (match, winner) of the finished
-    ones, each player's shown rating before and after the year (players who played a
+    ones, each player's Skill before and after the year (players who played a
     rated match in it), the cleanest game, the worst round, 55s caught by player,
     (player, rival, takes) rows and the costliest card with its bulls."""
     counted = Counter(winner for _match, winner in wins)
@@ -145,7 +145,7 @@ def year_review(
 
 
 def most_improved(ratings: Mapping[int, tuple[float, float]]) -> tuple[list[int], float] | None:
-    """The players whose rating rose most over the year (None if nobody's rose)."""
+    """The players whose Skill rose most over the year (None if nobody's rose)."""
     rises = {player: round(after - before, 6) for player, (before, after) in ratings.items()}
     best = max(rises.values(), default=0)
     if best <= 0:

@@ -77,11 +77,11 @@ def test_player_page(client, trio):
     for text in (
         "Matches won",
         "1 of them shared",
-        "Rating over time",
+        "Skill over time",
         "shared win",
         "place 2 of 2",
         'class="chart-svg"',
-        "The rating as a table",
+        "Skill as a table",
         "were all entered as scores only",
     ):
         assert text in html, text
@@ -93,7 +93,7 @@ def test_player_page_history_fragment_and_pages(client, trio):
     anna = trio[0]
     html = client.get(f"/players/{anna}/stats?page=1", headers=HX).get_data(as_text=True)
     assert html.lstrip().startswith('<h2 id="history-heading">')
-    assert "<html" not in html and "Rating over time" not in html
+    assert "<html" not in html and "Skill over time" not in html
     for page in ("0", "2", "abc", "-1", "1.5", "99999999999999999999"):
         response = client.get(f"/players/{anna}/stats?page={page}")
         assert response.status_code == 422, page
@@ -104,7 +104,7 @@ def test_player_page_of_a_new_player(client):
     (nobody,) = add_players(client, "Nobody")
     html = client.get(f"/players/{nobody}/stats").get_data(as_text=True)
     assert "No game of Nobody has finished yet." in html
-    assert "The rating starts with the first finished match." in html
+    assert "Skill starts at 25 with the first finished match." in html
     assert client.get("/players/999/stats").status_code == 404
 
 

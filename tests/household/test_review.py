@@ -160,20 +160,20 @@ class Replayed:
         return max(1, round(seconds / 60)) if seconds > 0 else 0
 
     def ratings(self) -> dict[int, tuple[float, float]]:
-        """Each player's ordinal before the year and after it, rated here with OpenSkill."""
+        """Each player's Skill (mu) before the year and after it, rated here with OpenSkill."""
         model = PlackettLuce()
         current, before, after = {}, {}, {}
         for inside, ranks in self.rated:
             players = [pid for pid, _rank in ranks]
             if inside:
                 for pid in players:
-                    before.setdefault(pid, current[pid].ordinal() if pid in current else 0.0)
+                    before.setdefault(pid, current[pid].mu if pid in current else 25.0)
             teams = [[current.get(pid) or model.rating()] for pid in players]
             rated = model.rate(teams, ranks=[rank for _pid, rank in ranks])
             for pid, (rating,) in zip(players, rated, strict=True):
                 current[pid] = rating
                 if inside:
-                    after[pid] = rating.ordinal()
+                    after[pid] = rating.mu
         return {pid: (before[pid], after[pid]) for pid in after}
 
     def review(self, player_id=None) -> yearly.Review:

@@ -293,9 +293,10 @@ def test_ratings_are_openskill_plackett_luce_by_rank(app, household):
         assert figures[player].rating.sigma == pytest.approx(ratings[player].sigma)
         assert figures[player].rating.ordinal == pytest.approx(ratings[player].ordinal())
         before = history[player][-1]
-        assert figures[player].trend == pytest.approx(ratings[player].ordinal() - before.ordinal())
-    # Dora's only match was her first: her trend is against the starting rating, 0.
-    assert figures[d].before.ordinal == pytest.approx(0)
+        assert figures[player].rating.skill == pytest.approx(ratings[player].mu)
+        assert figures[player].trend == pytest.approx(ratings[player].mu - before.mu)
+    # Dora's only match was her first: her trend is against the starting Skill, 25.
+    assert figures[d].before.skill == pytest.approx(25)
 
 
 def test_the_rating_cache_extends_and_starts_over(client, app, household):
