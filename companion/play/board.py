@@ -39,7 +39,18 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "bgstats": bgstats_link(state, times) if times else None,
         "times": times,
         **(standings_view(state) if view == "table" and finished and not current else {}),
+        "correctable": correctable(state),
     }
+
+
+def correctable(state: MatchState) -> list[tuple[int, int]]:
+    """The games whose rounds the match page offers to correct, as (game, rounds
+    placed): the game being played and the last finished one, cards games with a placed
+    round (a round waiting for its row choice is not placed yet)."""
+    last = state.finished_games[-1] if state.finished_games else None
+    games = [game for game in (state.current, last) if game is not None and game.table]
+    placed = [(game.number, game.rounds_played - (game.pending is not None)) for game in games]
+    return [(number, rounds) for number, rounds in placed if rounds > 0]
 
 
 def standings_view(state: MatchState) -> dict:

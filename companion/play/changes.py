@@ -89,11 +89,12 @@ def unneeded_after(state: MatchState, game, player: int, row: int) -> list:
 
 
 def describe(
-    state: MatchState, game_number: int, round_number: int, before, after, stored: bool
+    state: MatchState, game_number: int, round_number: int, before, after, stored: bool, also=()
 ) -> Changes:
     """Word the differences between a game's inputs and replay ``before`` (a pair: rounds,
     ``rules.GameState``) and ``after`` (``rules.Settled``); ``stored``: the match's
-    totals already have ``after``."""
+    totals already have ``after``; ``also``: choices of the corrected round itself that
+    it no longer needs (``rules.Dropped``), named first."""
     name = state.name
     old_rounds, before = before
     index = round_number - 1
@@ -102,8 +103,9 @@ def describe(
         card for _, card in after.rounds[index][0]
     }
     rounds = [
-        (change.number, round_lines(change, name, swapped))
+        (change.number, lines)
         for change in rules.compare(before, after.game)
+        if (lines := round_lines(change, name, swapped))
     ]
     dropped = [
         gettext(
@@ -112,7 +114,7 @@ def describe(
             player=name(item.player),
             row=item.row,
         )
-        for item in after.dropped
+        for item in (*also, *after.dropped)
     ]
     running = state.running.totals
     old, new = before.bulls(), after.game.bulls()
@@ -129,16 +131,7 @@ def describe(
 
 def round_lines(change: rules.RoundChange, name, swapped: set[int]) -> list[str]:
     """One round's differences: each card placed otherwise, then the bulls."""
-    lines = [
-        gettext(
-            "%(player)s %(card)d: %(before)s → %(after)s",
-            player=name(item.player),
-            card=item.card,
-            before=placement(item.before, item.card in swapped),
-            after=placement(item.after, item.card in swapped),
-        )
-        for item in change.placements
-    ]
+    lines = [line for item in change.placements if (line := placement_line(item, name, swapped))]
     if change.bulls:
         lines.append(
             gettext("Bulls this round:")
@@ -151,6 +144,22 @@ def round_lines(change: rules.RoundChange, name, swapped: set[int]) -> list[str]
     if change.waits:
         lines.append(gettext("This round now waits for a row choice."))
     return lines
+
+
+def placement_line(item: rules.Placement, name, swapped: set[int]) -> str | None:
+    """A card placed otherwise, before → after; None when the two read the same (the
+    same row and bulls, only other cards in the row taken)."""
+    before = placement(item.before, item.card in swapped)
+    after = placement(item.after, item.card in swapped)
+    if before == after:
+        return None
+    return gettext(
+        "%(player)s %(card)d: %(before)s → %(after)s",
+        player=name(item.player),
+        card=item.card,
+        before=before,
+        after=after,
+    )
 
 
 def placement(step: rules.Step | None, swapped: bool) -> str:

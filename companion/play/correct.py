@@ -118,7 +118,9 @@ def correct(match_id: int, game: int, number: int):
         return show_review(review, game, number, form)
     if stored == RACED:
         return show_form(current_state(match_id), game, number, form, {"form": race_message()}, 422)
-    return redirect(url_for("play.show", match_id=match_id), 303)
+    # At the notice of what changed: a page with a fragment skips its autofocus, which
+    # would scroll to the next round's fields, above the notice's lines.
+    return redirect(url_for("play.show", match_id=match_id, _anchor="corrected-heading"), 303)
 
 
 def show_review(review: Review, game: int, number: int, form):
@@ -165,7 +167,7 @@ def plan_correction(state: MatchState, number: int, round_number: int, form) -> 
                 )
             }
         )
-    plays, choices = read_round(state, game, before, rounds, round_number, form)
+    plays, choices, own_dropped = read_round(state, game, before, rounds, round_number, form)
     new = [*rounds[: round_number - 1], (plays, choices), *rounds[round_number:]]
     if (
         sorted(plays) == sorted(rounds[round_number - 1][0])
@@ -174,7 +176,9 @@ def plan_correction(state: MatchState, number: int, round_number: int, form) -> 
         raise Rejected({"form": gettext("Nothing was changed.")})
     after = rules.settle(game.game.starting, new, ids)
     check_match(state, game, after.game)
-    changes = describe(state, number, round_number, (rounds, before), after, stored=False)
+    changes = describe(
+        state, number, round_number, (rounds, before), after, stored=False, also=own_dropped
+    )
     return Plan(change_for(state, game, round_number, rounds, after), changes)
 
 
@@ -196,7 +200,8 @@ def refuse_while_hidden(state: MatchState, game: PlayedGame) -> None:
 
 
 def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int, form):
-    """The form's cards and choices for round ``number``, checked like a new round."""
+    """The form's cards and choices for round ``number``, checked like a new round, and
+    the round's stored choices that its new cards no longer need (dropped)."""
     rows = before.rounds[number - 2].rows if number > 1 else [(c,) for c in game.game.starting]
     others = {
         card for index, (plays, _) in enumerate(rounds, 1) if index != number for _, card in plays
@@ -219,6 +224,12 @@ def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int,
                 errors[f"row-{player}"] = translate(error)
     if errors:
         raise Rejected(errors)
+    # A choice stored with the round that its new cards no longer need goes by itself
+    # (named in the preview); one typed for a card that is not too low is refused.
+    stored = rounds[number - 1][1]
+    unneeded = rules.unneeded_choices(rows, entries, choices, state.deck)
+    dropped = {player: row for player, row in unneeded.items() if stored.get(player) == row}
+    choices = {player: row for player, row in choices.items() if player not in dropped}
     try:
         result = rules.play_round(
             rows,
@@ -243,7 +254,11 @@ def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int,
             }
         )
     plays = [(player, rules.parse_card(card, state.deck)) for player, card in entries]
-    return plays, choices
+    return (
+        plays,
+        choices,
+        tuple(rules.Dropped(number, player, row) for player, row in dropped.items()),
+    )
 
 
 def check_match(state: MatchState, game: PlayedGame, after: rules.GameState) -> None:

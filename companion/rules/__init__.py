@@ -101,6 +101,7 @@ from companion.rules.table import (
     resolve_round,
     row_options,
     suggest_row,
+    unneeded_choices,
     unused_choice,
 )
 
@@ -174,6 +175,7 @@ __all__ = [
     "settle",
     "standing",
     "suggest_row",
+    "unneeded_choices",
     "unused_choice",
     "whole_number",
 ]

@@ -264,6 +264,28 @@ def unused_choice(result: RoundResult, choices: Mapping[Player, int]) -> Player 
     return None
 
 
+def unneeded_choices(
+    rows: Sequence[Sequence[int]],
+    plays: Sequence[tuple[Player, Any]],
+    choices: Mapping[Player, int],
+    deck: int = STANDARD_DECK,
+) -> dict[Player, int]:
+    """The row choices a round has no use for (their cards are not too low), as a
+    correction that changed the round's cards leaves them; {} when the cards or rows are
+    wrong, which ``play_round`` then says. One at a time, as ``unused_choice`` finds them:
+    dropping one may make a later card too low and another choice needed."""
+    try:
+        rows = check_rows(rows, deck)
+        cards = [(player, parse_card(card, deck, player)) for player, card in plays]
+        kept = dict(choices)
+        unneeded: dict[Player, int] = {}
+        while (player := unused_choice(resolve_round(rows, cards, kept), kept)) is not None:
+            unneeded[player] = kept.pop(player)
+    except RuleError:
+        return {}
+    return unneeded
+
+
 def play_round(
     rows: Sequence[Sequence[int]],
     plays: Sequence[tuple[Player, Any]],

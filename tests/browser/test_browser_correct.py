@@ -67,9 +67,10 @@ def test_a_card_three_rounds_back_corrected_shows_what_changed_on_two_phones(
         other.goto(link)
         expect(other.get_by_role("heading", name=re.compile("round 6 of 10"))).to_be_visible()
 
-        # Three rounds back: the replay of round 2 offers "Correct…".
-        page.goto(f"{match_url}/games/1/replay?round=2")
-        page.get_by_role("link", name="Correct…").click()
+        # Three rounds back, two taps from the match page: the list, then round 2.
+        page.goto(match_url)
+        page.locator(".correct-rounds summary").click()
+        page.get_by_role("link", name="Correct round 2 of game 1").click()
         form = page.get_by_role("heading", name="Correct round 2 of game 1")
         expect(form).to_be_visible()
         inside_the_screen(page, "#correct")
@@ -87,6 +88,8 @@ def test_a_card_three_rounds_back_corrected_shows_what_changed_on_two_phones(
         page.get_by_role("button", name="Store the correction").click()
 
         heading = "Round 2 of game 1 was corrected"
+        # The page opens at what changed, not scrolled down to the next round's fields.
+        expect(page.get_by_role("heading", name=heading)).to_be_in_viewport()
         for phone in (page, other):
             notice = phone.locator(".corrected")
             expect(notice.get_by_role("heading", name=heading)).to_be_visible(timeout=15_000)

@@ -121,6 +121,87 @@ def test_a_choice_no_longer_needed_is_dropped_and_said(client, trio):
         assert stored.cards == "41,42,43" and stored.choices == ""
 
 
+def test_a_stored_choice_the_correction_no_longer_needs_is_dropped_and_named(client, trio):
+    """Round 2 held Anna's choice of row 1 for her 2; corrected to 44 (and Cleo's 3 to 45),
+    no card is too low. The form still carries the stored choice: the preview names it
+    as dropped instead of refusing ("Anna's 44 is not too low…"), and Store drops it."""
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    values = form_values(client, match_id, 1, 2)
+    assert values[f"row-{anna}"] == "1"  # kept in the form, as the finding had it
+    review = correct(client, match_id, 1, 2, cards={anna: 44, cleo: 45}, confirm=False)
+    assert review.status_code == 200, text_of(review)
+    assert "Round 2: Anna's row choice (row 1) is no longer needed." in text_of(review)
+    assert "no row to choose" not in text_of(review)
+    stored = correct(client, match_id, 1, 2, cards={anna: 44, cleo: 45})
+    assert stored.status_code == 303
+    _, rounds = inputs_of(client, match_id, 1)
+    assert rounds[1][1] == {}
+    assert dict(rounds[1][0])[anna] == 44
+
+
+def test_the_preview_lists_only_what_reads_differently(app):
+    """A card that took the same row with the same bulls, only other cards in it, reads
+    the same before and after: its line is left out ("Lena 51: 6th card, took row 1
+    (6 bulls) → 6th card, took row 1 (6 bulls)" told nothing)."""
+    from companion.play.changes import round_lines
+
+    same_words = rules.Placement(
+        1,
+        51,
+        rules.Step(1, 51, 1, rules.SIXTH, (3, 4, 5, 6, 7), 6, ()),
+        rules.Step(1, 51, 1, rules.SIXTH, (2, 4, 5, 6, 8), 6, ()),
+    )
+    moved = rules.Placement(2, 60, rules.Step(2, 60, 2, rules.PLACED, (), 0, ()), None)
+    change = rules.RoundChange(3, (same_words, moved), {}, False)
+    with app.test_request_context():
+        lines = round_lines(change, {1: "Lena", 2: "Ben"}.get, swapped={60})
+    assert lines == ["Ben 60: row 2 → not played"]
+
+
+def test_every_placed_round_is_two_taps_from_the_match_page(client, trio):
+    """The match page lists the game's placed rounds, each linked to its form (after
+    round 6, round 3 took a replay and three more taps to find)."""
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    listed = re.findall(
+        r'href="/matches/\d+/games/1/rounds/(\d+)/correct" aria-label="([^"]+)"', page
+    )
+    assert listed == [(str(n), f"Correct round {n} of game 1") for n in (1, 2, 3)]
+    assert "<summary>Correct a round…</summary>" in page
+    for number, _ in listed:
+        form = client.get(f"/matches/{match_id}/games/1/rounds/{number}/correct")
+        assert form.status_code == 200
+
+
+def test_a_round_waiting_for_its_choice_is_not_offered_yet(client, trio):
+    (anna, ben, cleo), match_id = trio
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    assert enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43}).status_code == 303
+    assert enter_round(client, match_id, {anna: 2, ben: 50, cleo: 51}).status_code == 303
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert re.findall(r"/games/1/rounds/(\d+)/correct", page) == ["1"]
+
+
+def test_a_watching_phone_is_offered_no_correction(client, app, trio):
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    watcher = phone(app, match_id, tokens(app, match_id)[1])
+    assert "correct-rounds" not in watcher.get(f"/matches/{match_id}").get_data(as_text=True)
+
+
+def test_the_stored_correction_opens_at_its_notice(client, trio):
+    """After *Store* the page opens at what changed, not at the next round's fields."""
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    stored = correct(client, match_id, 1, 1, cards={anna: 39})
+    assert stored.status_code == 303
+    assert stored.headers["Location"].endswith(f"/matches/{match_id}#corrected-heading")
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert 'id="corrected-heading"' in page
+
+
 def test_a_choice_newly_needed_is_asked_for_before_anything_else(client, app, trio):
     (anna, ben, cleo), match_id = trio
     assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
