@@ -4,6 +4,8 @@ a game's end and at the match's end with ten players at 1280x720, 1920x1080 and
 768x1024 (no scrolling, text read from the sofa, no half of the screen left empty); the
 final totals in view on a phone at the match's end."""
 
+import random
+
 import pytest
 from browsing import (
     fits_the_phone,
@@ -13,6 +15,7 @@ from browsing import (
     seat_ids,
     type_scores,
 )
+from driver import deal
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -168,3 +171,104 @@ def test_the_table_view_and_the_phone_at_the_matchs_end(
     assert all(rows.nth(index).evaluate(IN_VIEW) for index in range(10))
     page.screenshot(path=artifacts / f"phone-match-end-{lang}.png")
     fits_the_phone(page)
+
+
+# What a TV shows mid-game: the heading, the round's summary, the score, a row choice.
+ROUND_TEXT = (
+    ".now-game",
+    ".round-summary h2",
+    ".summary-steps .name",
+    "#live-score h2",
+    "#live-score tbody .name",
+    "#live-score tbody td.num",
+)
+
+
+def assert_a_round_reads_from_the_sofa(tv, size: tuple[int, int], selectors=ROUND_TEXT) -> None:
+    """Nothing scrolls, every piece of the round's text is sofa-sized and on the screen,
+    and the content fills it: no half left empty."""
+    width, height = size
+    scroll = tv.evaluate("""() => ({width: document.documentElement.scrollWidth,
+        height: document.documentElement.scrollHeight})""")
+    beyond = tv.evaluate("""() => { const out = [];
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const range = document.createRange(); range.selectNodeContents(node);
+            const r = range.getBoundingClientRect();
+            if (r.width && (r.right > innerWidth || r.bottom > innerHeight))
+                out.push(node.parentElement.className + ': ' + node.data.trim().slice(0, 20));
+        }
+        return out.slice(-3); }""")
+    assert scroll["width"] <= width and scroll["height"] <= height, (scroll, beyond)
+    for selector in selectors:
+        sizes = tv.eval_on_selector_all(selector, FONT_SIZES)
+        assert sizes and min(sizes) >= SOFA_PX[size], (selector, sizes)
+        assert all(tv.eval_on_selector_all(selector, f"els => els.map({IN_VIEW})")), selector
+    box = tv.evaluate(CONTENT_BOX)
+    assert box["left"] <= 0.1 * width and box["right"] >= 0.9 * width, box
+    assert box["top"] <= 0.1 * height and box["bottom"] >= 0.75 * height, box
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_the_table_view_reads_from_the_sofa_in_every_round(
+    browser, page, live_server, artifacts, lang
+):
+    """Ten players, mid-game and at a row choice: the summary, the score and the headings
+    are 24 px at 1280x720 and 36 px at 1920x1080, and all of it fits the screen."""
+    match_url = match_with_rules(page, live_server, ten_players(), "more_than", 66)
+    play_cards_game(page, match_url, 1, seed=11, rounds=6)
+    for size in TV_SIZES[:2]:
+        tv = open_tv(browser, match_url, size, lang)
+        try:
+            expect(tv.locator(".round-summary")).to_be_visible()
+            tv.screenshot(path=artifacts / f"tv-round-{lang}-{size[0]}x{size[1]}.png")
+            assert_a_round_reads_from_the_sofa(tv, size)
+        finally:
+            tv.context.close()
+    # Round 7: the lowest card is too low, and the TV says who takes a row.
+    ids = seat_ids(page, match_url)
+    hands, starting = deal(random.Random(11), len(ids))
+    seen = set(starting) | {card for hand in hands for card in hand[:6]}
+    lowest = [card for card in range(1, 105) if card not in seen][: len(ids)]
+    cards = dict(zip(ids, lowest, strict=True))
+    form = {f"card-{pid}": str(card) for pid, card in cards.items()} | {"game": "1", "round": "7"}
+    response = page.request.post(f"{match_url}/rounds", form=form, max_redirects=0)
+    assert response.status == 303, response.text()
+    for size in TV_SIZES[:2]:
+        tv = open_tv(browser, match_url, size, lang)
+        try:
+            expect(tv.locator(".choosing")).to_be_visible()
+            tv.screenshot(path=artifacts / f"tv-choice-{lang}-{size[0]}x{size[1]}.png")
+            selectors = (".now-game", ".choosing", "#live-score tbody td.num")
+            assert_a_round_reads_from_the_sofa(tv, size, selectors)
+        finally:
+            tv.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_the_tv_shows_round_ten_before_the_games_standings(
+    browser, page, live_server, artifacts, lang
+):
+    """The round that often decided the game was on the phones only: the TV, open during
+    the game, turns to round 10 over the whole screen when it ends, then to the game's
+    standings once it has been read."""
+    size = TV_SIZES[0]
+    match_url = match_with_rules(page, live_server, ten_players(), "more_than", 66)
+    tv = open_tv(browser, match_url, size, lang)
+    try:
+        play_cards_game(page, match_url, 1, seed=11)
+        last_round = tv.locator(".last-round")
+        expect(last_round).to_be_visible(timeout=10_000)  # by the TV's own polling
+        expect(last_round.locator(".round-summary h2")).to_contain_text("10")
+        tv.screenshot(path=artifacts / f"tv-round-ten-{lang}.png")
+        sizes = tv.eval_on_selector_all(".last-round .summary-steps .name", FONT_SIZES)
+        assert len(sizes) == 10 and min(sizes) >= SOFA_PX[size]
+        assert all(
+            tv.eval_on_selector_all(".last-round .summary-step", f"els => els.map({IN_VIEW})")
+        )
+        expect(last_round).to_be_hidden(timeout=15_000)  # read: the standings come
+        expect(tv.locator(".standings-table tbody tr")).to_have_count(10)
+        tv.screenshot(path=artifacts / f"tv-after-round-ten-{lang}.png")
+        assert_a_shared_screen(tv, size)
+    finally:
+        tv.context.close()
