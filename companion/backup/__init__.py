@@ -21,7 +21,7 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms import ValidationError
 
-from companion.backup.apart import import_upload
+from companion.backup.apart import ImportRunning, import_turn, import_upload
 from companion.backup.copies import (
     copy_after_finished_match,
     copy_after_import,
@@ -36,7 +36,6 @@ from companion.backup.document import dump, export_document, match_csv
 from companion.backup.fields import BackupError
 from companion.backup.load import Report, check_and_import
 from companion.backup.restore import restore_command
-from companion.backup.turn import ImportRunning, import_turn
 from companion.db import csrf, db
 from companion.derived.timing import match_times
 from companion.models import Match, Player, utcnow

@@ -1,16 +1,25 @@
-"""A big import runs in a process of its own, so the server's threads never wait for it.
+"""An import beside the server's requests: one at a time, and a big one apart, in a
+process of its own.
 
-Python runs one thread of a process at a time, and its JSON reader keeps the turn for
-the whole file: about a second for 5,000 matches, several on a busy Raspberry Pi. Every
-phone whose requests that server process answers would wait as long, and the process
-would keep the import's memory (hundreds of MB) after it. So a file of more than
+Only an import brings matches of the past: two at once could both find the same match
+new. And an import of a big file takes seconds of a core and hundreds of MB: several at
+once would exhaust the machine. So whoever imports (the backup page, the command line)
+first takes the turn (``import_turn``), and only then reads the file; a second import is
+refused at once, before its file is read, with a message (409 on the page, exit code 1
+on the command line). The turn is a thread lock for this process's threads, then the
+lock of every process and server of the database (``store.only_import``: a file lock
+beside an SQLite file, an advisory lock on PostgreSQL), held on a connection of its own
+until the import ends. Either is released when the process dies.
+
+Python runs one thread of a process at a time, and its JSON reader holds the interpreter
+for the whole file: about a second for 5,000 matches, several on a busy Raspberry Pi.
+Every phone whose requests that server process answers would wait as long, and the
+process would keep the import's memory (hundreds of MB) after it. So a file of more than
 ``APART_FROM`` bytes is checked and imported by a fresh helper process while the
-request's thread just waits; the helper's memory goes back when it ends. It is started
-fresh ("spawn"), not forked: a fork of a server process copies locks that its other
-threads may hold at that moment. The file goes to it as a temporary file, not through
-a pipe: the server process never holds a big file whole.
-
-The request's thread holds the turn to import (``turn``) while its helper imports.
+request's thread just waits, holding the turn to import; the helper's memory goes back
+when it ends. It is started fresh ("spawn"), not forked: a fork of a server process
+copies locks that its other threads may hold at that moment. The file goes to it as a
+temporary file, not through a pipe: the server process never holds a big file whole.
 """
 
 from __future__ import annotations
@@ -19,19 +28,49 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
 from flask import Flask, current_app
 
+from companion import store
 from companion.backup.fields import BackupError
 from companion.backup.load import Report, check_and_import
 from companion.db import db
 from companion.rules import N_
 
 APART_FROM = 512 * 1024  # bytes: a smaller file is imported before a helper could start
+
+_imports = threading.Lock()
+
+
+class ImportRunning(BackupError):
+    """The refusal of an import while another runs."""
+
+    def __init__(self) -> None:
+        super().__init__(N_("Another import is running. Try again when it is done."))
+
+
+@contextmanager
+def import_turn() -> Iterator[None]:
+    """Hold the turn to import, or raise ImportRunning at once (nothing waits)."""
+    if not _imports.acquire(blocking=False):
+        raise ImportRunning
+    try:
+        with ExitStack() as held:
+            connection = held.enter_context(db.engine.connect())
+            try:
+                held.enter_context(store.only_import(connection))
+            except store.AnotherImport:
+                raise ImportRunning from None
+            yield
+    finally:
+        _imports.release()
 
 
 def import_upload(upload: BinaryIO) -> Report:

@@ -6,10 +6,10 @@ finished game's bulls derived by the engine. Anything wrong raises ``BackupError
 with a message that says where (match, game, round) and what.
 
 The file's JSON, its header and its players are checked at once; its matches one at a
-time, as the import iterates them (``lazy``: a file of 280,000 matches read whole is
-over a gigabyte). The import only stages each match in tables of its own connection,
-and writes nothing before the last one has been checked. ``read_backup`` checks them
-all at once, for the tests and benchmarks that look at a checked file.
+time, as the import iterates them (``parse.Deferred``: a file of 280,000 matches read
+whole is over a gigabyte). The import only stages each match in tables of its own
+connection, and writes nothing before the last one has been checked. ``read_backup``
+checks them all at once, for the tests and benchmarks that look at a checked file.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import Any
 
 from companion import rules
 from companion.backup.columns import FIELDS
-from companion.backup.corrections import Game, read_corrections
 from companion.backup.document import FORMAT, OLDEST, VERSION, identity_digest
 from companion.backup.fields import (
     EARLIEST,
@@ -34,15 +33,17 @@ from companion.backup.fields import (
     cards_of,
     object_of,
     paused_gc,
+    row_of,
     seat_cards,
+    seat_of,
     shown,
     time_of,
     value_of,
 )
-from companion.backup.lazy import Deferred
-from companion.backup.parse import load
+from companion.backup.parse import Deferred, load
 from companion.derived import figures
 from companion.derived.figures import GameFigures
+from companion.models import utcnow
 from companion.rules import N_
 from companion.rules.names import name_key
 
@@ -116,7 +117,7 @@ def open_backup(raw: bytes) -> Backup:
 
 
 def list_of(data: dict, key: str) -> Iterable:
-    """A list of the file's top-level object (read an element at a time, see ``lazy``)."""
+    """A list of the file's top-level object (read an element at a time: ``parse.Deferred``)."""
     value = data.get(key)
     return value if isinstance(value, Deferred) else value_of(data, key, list)
 
@@ -335,11 +336,62 @@ def read_game(entry: Any, seats: list[str], deck: int, version: int = VERSION) -
     rounds = value_of(data, "rounds", list)
     if "corrections" in data:
         entries = value_of(data, "corrections", list)
-        checked_against = Game(len(rounds), deck, game.starting, game.created_at)
-        game.corrections = read_corrections(entries, seats, checked_against)
+        game.corrections = read_corrections(entries, seats, game, deck, len(rounds))
     read_rounds(game, rounds, seats, deck)
     game.round_times = round_times(game, rounds, version)
     return game
+
+
+def read_corrections(entries: list, seats: list[str], game: GameIn, deck: int, rounds: int) -> list:
+    """A cards game's corrections, checked against the game (its ``rounds``, ``deck``,
+    starting cards and start), in stored form: what each corrected round held before, and
+    the later row choices it dropped. Players go by name in the file, as everywhere in it,
+    and by seat in the database (``models.Correction``): none needs mapping to an id."""
+    staged = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            staged.append(read_correction(entry, seats, game, deck, rounds))
+        except BackupError as error:
+            raise error.at(N_("correction %(number)d"), number=number) from None
+    return staged
+
+
+def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, rounds: int) -> tuple:
+    """One correction: the round, when, its old cards (one per seat) and choices. The
+    old cards were a round as the rules take one (each card once, none of the starting
+    cards), and it was made after its game started and before now."""
+    data = object_of(entry, "correction")
+    number = value_of(data, "round", int)
+    if not 1 <= number <= rounds:
+        raise BackupError(N_("“round” must be a round of this game, not %(value)s."), value=number)
+    cards = seat_cards(data, seats, deck)
+    choices = value_of(data, "choices", dict) if "choices" in data else {}
+    try:
+        plays = list(zip(seats, cards, strict=True))
+        rules.check_plays([], plays, deck=deck, starting=game.starting)
+    except rules.RuleError as error:
+        raise BackupError(error.template, **error.params).at(N_("its old cards")) from None
+    old = [f"{seat_of(name, seats)}:{row_of(row)}" for name, row in choices.items()]
+    dropped = []
+    for item in value_of(data, "dropped", list) if "dropped" in data else []:
+        fields = object_of(item, "dropped")
+        later = value_of(fields, "round", int)
+        if not number < later <= rounds:
+            raise BackupError(
+                N_("“round” must be a round of this game, not %(value)s."), value=later
+            )
+        player = seat_of(value_of(fields, "player", str), seats)
+        dropped.append(f"{later}:{player}:{row_of(fields['row'])}")
+    at = time_of(data, "at")
+    if not game.created_at <= at <= utcnow():
+        raise BackupError(
+            N_(
+                "“at” is %(value)s: a correction comes after its game started, and not later "
+                "than now."
+            ),
+            value=data["at"],
+        )
+    return number, at, ",".join(map(str, cards)), ",".join(old), ",".join(dropped)
 
 
 def round_times(game: GameIn, entries: list, version: int) -> list[datetime]:
@@ -347,13 +399,10 @@ def round_times(game: GameIn, entries: list, version: int) -> list[datetime]:
     (version 1 kept no round times)."""
     if version > 1 and (times := quick_times(entries)) is not None:
         return times
-    times = []
-    for number, entry in enumerate(entries, 1):
-        try:
-            times.append(time_of(entry, "at") if version > 1 or "at" in entry else game.created_at)
-        except BackupError as error:
-            raise error.at(N_("round %(number)d"), number=number) from None
-    return times
+    return [
+        in_round(number, time_of, entry, "at") if version > 1 or "at" in entry else game.created_at
+        for number, entry in enumerate(entries, 1)
+    ]
 
 
 def quick_times(entries: list) -> list[datetime] | None:
@@ -440,17 +489,8 @@ def read_round(entry: Any, seats: list[str], deck: int) -> tuple[list[int], dict
     cards = seat_cards(data, seats, deck)
     choices = value_of(data, "choices", dict) if "choices" in data else {}
     for player, row in choices.items():
-        if player not in seats:
-            raise BackupError(
-                N_("A row choice for “%(name)s”, who has no seat in this match."),
-                name=shown(player),
-            )
-        if not isinstance(row, int) or isinstance(row, bool) or not 1 <= row <= rules.ROWS:
-            raise BackupError(
-                N_("%(player)s's row choice is %(row)s: rows are 1, 2, 3 or 4."),
-                player=player,
-                row=shown(json.dumps(row), 12),
-            )
+        seat_of(player, seats)
+        row_of(row, player)
     return cards, choices
 
 
@@ -475,19 +515,18 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
                     raise BackupError(N_("%(card)d is entered twice."), card=card)
                 seen.add(card)
             results[player] = rules.pile_bulls(entry)
+        elif not isinstance(entry, int) or isinstance(entry, bool):
+            raise BackupError(
+                N_("%(player)s's score must be a number of bulls or a list of cards."),
+                player=player,
+            )
+        elif 0 <= entry <= most_bulls(deck):
+            results[player] = entry  # as parse_bulls takes it, without the text round trip
         else:
-            if not isinstance(entry, int) or isinstance(entry, bool):
-                raise BackupError(
-                    N_("%(player)s's score must be a number of bulls or a list of cards."),
-                    player=player,
-                )
-            if 0 <= entry <= most_bulls(deck):
-                results[player] = entry  # as parse_bulls takes it, without the text round trip
-            else:
-                try:
-                    rules.parse_bulls(entry, deck)  # refuses it, in its own words
-                except rules.RuleError as error:
-                    raise BackupError(error.template, **error.params) from None
+            try:
+                rules.parse_bulls(entry, deck)  # refuses it, in its own words
+            except rules.RuleError as error:
+                raise BackupError(error.template, **error.params) from None
         game.scores.append(entry)
     finish(game, results, None)
     return game

@@ -2,9 +2,10 @@
 and how the file holds it, or why it is not in the file; and the file's objects with
 their fields (``FIELDS``).
 
-The export writes its objects with ``entry`` and the checks read them with
-``fields.object_of``, both from ``FIELDS``. The staging reads its columns from here
-(``staged``), in the order declared, which is the order ``rows.Rows`` writes them in.
+The export reads the columns the file holds (``in_file``) and writes its objects with
+``entry``; the checks read them with ``fields.object_of``, both from ``FIELDS``. The
+staging reads its columns from here (``staged``), in the order declared, which is the
+order ``rows.Rows`` writes them in.
 ``undeclared`` names any column of the database that is on no list: a stored input
 added without deciding its backup fails the tests (tests/backup/test_backup_columns.py).
 The derived tables are not in the file at all: they are rebuilt (``DERIVED``).
@@ -191,6 +192,11 @@ def entry(kind: str, /, **values) -> dict:
     if values:
         raise TypeError(f"no field {', '.join(values)} in the file's {kind}")
     return written
+
+
+def in_file(model: type) -> list:
+    """The columns of a table that the file holds (``FILE``), in the order declared."""
+    return [getattr(model, name) for name, how in BACKED_UP[model].items() if how.kind == FILE]
 
 
 def staged(model: type) -> tuple[str, ...]:

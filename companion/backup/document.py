@@ -1,10 +1,9 @@
 """The backup document: every stored input as one versioned JSON file, and a match as CSV.
 
-Only inputs are written (players, seats, house rules, starting cards, plays, row
-choices, typed scores, corrections, when each was entered, and which match a Rematch
-started); bulls and winners are derived again on import. The layout is
-documented in the README ("Backup format"). Everything is read with a handful of plain
-queries, not ORM objects: a household's whole history is millions of plays.
+Only inputs are written, the columns ``columns`` declares in the file; bulls and winners
+are derived again on import. The layout is documented in the README ("Backup format").
+Everything is read with a handful of plain queries, not ORM objects: a household's whole
+history is millions of plays.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
-from companion.backup.columns import FIELDS, entry
+from companion.backup.columns import FIELDS, entry, in_file
 from companion.db import db
 from companion.models import (
     Correction,
@@ -51,13 +50,9 @@ def stored_stamp(value: datetime | str) -> str:
     """A time as the database driver returns it, as ``stamp`` writes it. SQLite's driver
     gives the text SQLAlchemy stored ("2026-12-02 09:58:00.123456", always with its
     microseconds), taken as it is; PostgreSQL's gives a datetime."""
-    if isinstance(value, str):
-        return (
-            value.replace(" ", "T") + "Z"
-            if len(value) == 26
-            else stamp(datetime.fromisoformat(value))
-        )
-    return stamp(value)
+    if isinstance(value, str) and len(value) == 26:
+        return value.replace(" ", "T") + "Z"
+    return stamp(datetime.fromisoformat(value) if isinstance(value, str) else value)
 
 
 def parse_stamp(text: str) -> datetime:
@@ -90,9 +85,7 @@ def identity_digest(created_at: datetime, seat_names: Iterable[str]) -> bytes:
 
 def export_document(now: datetime | None = None) -> dict:
     """Every player and every match, as the backup document."""
-    players = db.session.execute(
-        select(Player.id, Player.name, Player.archived, Player.created_at)
-    ).all()
+    players = db.session.execute(select(Player.id, *in_file(Player))).all()
     names = {player.id: player.name for player in players}
     players.sort(key=lambda player: (player.created_at, name_key(player.name)))
     return entry(
@@ -122,12 +115,9 @@ def export_matches(names: dict[int, str]) -> list[dict]:
     ):
         seats[match_id].append(player_id)
     games = export_games(seats, names)
-    query = select(
-        Match.id, Match.created_at, Match.end_kind, Match.end_value, Match.pro, Match.rematch_id
-    )
     matches = [
         (row, [names[player_id] for player_id in seats[row.id]])
-        for row in db.session.execute(query)
+        for row in db.session.execute(select(Match.id, *in_file(Match)))
     ]
     matches.sort(key=lambda match: match_identity(match[0].created_at, match[1]))
     numbers = {row.id: number for number, (row, _) in enumerate(matches, 1)}
@@ -147,18 +137,8 @@ def export_matches(names: dict[int, str]) -> list[dict]:
 
 def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int, list[dict]]:
     """Every match's games in order, by match id."""
-    game_rows = db.session.execute(
-        select(
-            Game.id,
-            Game.match_id,
-            Game.mode,
-            Game.row1,
-            Game.row2,
-            Game.row3,
-            Game.row4,
-            Game.created_at,
-        ).order_by(Game.match_id, Game.number)
-    ).all()
+    query = select(Game.id, Game.match_id, *in_file(Game)).order_by(Game.match_id, Game.number)
+    game_rows = db.session.execute(query).all()
     seat_of_game = {row.id: seats[row.match_id] for row in game_rows}
     rounds = export_rounds(seat_of_game, names)
     corrections = export_corrections(seat_of_game, names)
@@ -230,26 +210,19 @@ def export_rounds(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> 
 def export_corrections(seat_of_game: dict[int, list[int]], names: dict[int, str]) -> dict:
     """Every game's corrections in the order they were made, players by name, by game id."""
     found: dict[int, list[dict]] = defaultdict(list)
-    query = select(
-        Correction.game_id,
-        Correction.round_number,
-        Correction.created_at,
-        Correction.cards,
-        Correction.choices,
-        Correction.dropped,
-    ).order_by(Correction.game_id, Correction.id)
-    for game_id, number, at, cards, choices, dropped in db.session.execute(query):
-        seated = [names[player] for player in seat_of_game[game_id]]
-        found[game_id].append(
+    query = select(Correction.game_id, *in_file(Correction))
+    for made in db.session.execute(query.order_by(Correction.game_id, Correction.id)):
+        seated = [names[player] for player in seat_of_game[made.game_id]]
+        found[made.game_id].append(
             entry(
                 "correction",
-                round=number,
-                at=stamp(at),
-                cards=items(cards),
-                choices={seated[seat - 1]: row for seat, row in pairs(choices)},
+                round=made.round_number,
+                at=stamp(made.created_at),
+                cards=items(made.cards),
+                choices={seated[seat - 1]: row for seat, row in pairs(made.choices)},
                 dropped=[
                     entry("dropped", round=later, player=seated[seat - 1], row=row)
-                    for later, seat, row in pairs(dropped)
+                    for later, seat, row in pairs(made.dropped)
                 ],
             )
         )
@@ -272,8 +245,7 @@ def export_scores(seat_of_game: dict[int, list[int]]) -> dict[int, list]:
     for game_id, player_id, bulls, cards in driver_rows(
         select(Score.game_id, Score.player_id, Score.bulls, Score.cards)
     ):
-        pile = [int(card) for card in cards.split(",") if card] if cards is not None else None
-        typed[game_id][player_id] = bulls if pile is None else pile
+        typed[game_id][player_id] = bulls if cards is None else items(cards)
     return {
         game_id: [entries.get(player_id) for player_id in seat_of_game[game_id]]
         for game_id, entries in typed.items()

@@ -11,8 +11,10 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any, NamedTuple
 
+from companion import rules
 from companion.backup.columns import FIELDS
 from companion.backup.document import parse_stamp
 from companion.rules import N_
@@ -41,7 +43,7 @@ class BackupError(ValueError):
 
     def __reduce__(self):
         """Pickled whole (an import in a helper process raises it to the server's)."""
-        return _rebuild, (self.template, self.where, self.params)
+        return partial(BackupError, self.template, self.where, **self.params), ()
 
     def message(self, gettext: Gettext = _identity) -> str:
         """The message in the language of ``gettext``, prefixed by where it happened."""
@@ -58,11 +60,6 @@ class BackupError(ValueError):
         self.where = ((template, params), *self.where)
         self.args = (self.message(),)
         return self
-
-
-def _rebuild(template: str, where: tuple, params: dict) -> BackupError:
-    """A BackupError from its parts (unpickling)."""
-    return BackupError(template, where, **params)
 
 
 # What a field must be: one whole message per kind, so each translates as a sentence.
@@ -108,12 +105,9 @@ def shown(value: Any, limit: int = 40) -> str:
 
 
 def object_of(data: Any, kind: str) -> dict:
-    """``data`` as an object of the file of ``kind`` (``columns.FIELDS``)."""
-    return object_with(data, *FIELDS[kind])
-
-
-def object_with(data: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
-    """``data`` as an object with these fields, refused if it has any other."""
+    """``data`` as an object of the file of ``kind`` (``columns.FIELDS``), refused if it
+    has any other field."""
+    required, optional = FIELDS[kind]
     if not isinstance(data, dict):
         raise BackupError(
             N_("Each entry must be an object with the fields %(fields)s."),
@@ -198,3 +192,24 @@ def seat_cards(data: dict, seats: list, deck: int) -> list[int]:
             count=len(cards),
         )
     return cards
+
+
+def seat_of(name: Any, seats: list[str]) -> int:
+    """A seated player's place (1 = the first), for a row choice."""
+    if name not in seats:
+        raise BackupError(
+            N_("A row choice for “%(name)s”, who has no seat in this match."), name=shown(name)
+        )
+    return seats.index(name) + 1
+
+
+def row_of(row: Any, player: str | None = None) -> int:
+    """A row 1-4 as the file must hold it (``player``'s row choice, if named)."""
+    if isinstance(row, int) and not isinstance(row, bool) and 1 <= row <= rules.ROWS:
+        return row
+    value = shown(json.dumps(row), 12)
+    if player is None:
+        raise BackupError(N_("A row choice is %(row)s: rows are 1, 2, 3 or 4."), row=value)
+    raise BackupError(
+        N_("%(player)s's row choice is %(row)s: rows are 1, 2, 3 or 4."), player=player, row=value
+    )

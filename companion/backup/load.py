@@ -76,7 +76,8 @@ QUIET = 60  # seconds without a phone's entry: nobody is entering a round
 CHUNK = 500  # matches staged per batch of inserts: bounded memory, few calls
 PLAN_BATCH = 10_000  # seats read per batch when planning (PostgreSQL: a server-side cursor)
 
-# A game result is a game statistic's bulls (see ``rows``): copied from that stage.
+# A game result is a game statistic's bulls (both a finished game's bulls per player):
+# not staged twice, but copied from that stage.
 FROM_STAGE = {derived.GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
 # The tables in the order they are copied: parents first, the inputs, then what is
 # derived (a game's results first: the statistics refer to them).
@@ -116,7 +117,7 @@ def check_and_import(raw: bytes, waiting: Waiting | None = None) -> Report:
 def import_backup(backup: Backup, waiting: Waiting | None = None) -> Report:
     """Add the backup's new players and matches in one transaction; report the counts.
 
-    The caller holds the turn to import (``turn.import_turn``). ``waiting(seconds)`` is
+    The caller holds the turn to import (``apart.import_turn``). ``waiting(seconds)`` is
     told once when a big import waits for a quiet moment; without it, a big import while
     someone plays is refused (BackupError).
     """
@@ -247,7 +248,6 @@ def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:
     """Insert the rows collected so far into the temporary tables."""
     for model, values in rows.take():
         insert_rows(connection, tables[model], values)
-    insert_rows(connection, tables["numbers"], rows.take_numbers())
 
 
 def busy() -> BackupError:
@@ -270,24 +270,17 @@ def staging_tables(connection: Connection) -> dict:
     def like(model, names) -> list[Column]:
         return [Column(name, model.__table__.c[name].type) for name in names]
 
+    def numbered(name: str, *columns: str) -> Table:
+        key = Column("number", Integer, primary_key=True)
+        return temporary(name, [key, *(Column(column, Integer) for column in columns)])
+
     tables = {
         model: temporary(model.__tablename__, like(model, names)) for model, names in STAGED.items()
     }
-    tables[Player] = temporary(
-        "player", [Column("number", Integer), *like(Player, PLAYER_COLUMNS[1:])]
-    )
-    tables["ids"] = temporary(
-        "player_id", [Column("number", Integer, primary_key=True), Column("id", Integer)]
-    )
+    tables[Player] = temporary("player", [Column("number", Integer), *like(Player, PLAYER_COLUMNS)])
+    tables["ids"] = numbered("player_id", "id")
     # Every match of the file by its number there: its staged id, or its id here if kept.
-    tables["numbers"] = temporary(
-        "match_number",
-        [
-            Column("number", Integer, primary_key=True),
-            Column("staged", Integer),
-            Column("kept", Integer),
-        ],
-    )
+    tables["numbers"] = numbered("match_number", "staged", "kept")
     return tables
 
 
@@ -311,10 +304,9 @@ def add_players(tables: dict):
     """
     staged = tables[Player]
     new = ~exists().where(Player.name_key == staged.c.name_key)
-    names = PLAYER_COLUMNS[1:]
     count = select(func.count()).select_from(staged).where(new)
-    rows = select(*(staged.c[name] for name in names)).where(new).order_by(staged.c.number)
-    return count, insert(Player).from_select(names, rows)
+    rows = select(*(staged.c[name] for name in PLAYER_COLUMNS)).where(new)
+    return count, insert(Player).from_select(PLAYER_COLUMNS, rows.order_by(staged.c.number))
 
 
 def map_players(tables: dict):

@@ -5,9 +5,6 @@ moves them past the largest ids there when it copies them in); players are their
 number in the file (mapped to their ids in the same step). Every value is already as
 the database takes it (times through the driver's own conversion), so a million rows
 go to the driver without passing through SQLAlchemy one by one.
-
-A game result is the same number as a game statistic's ``bulls`` (both are a finished
-game's bulls per player), so it is not staged twice: the copy takes it from there.
 """
 
 from __future__ import annotations
@@ -47,7 +44,7 @@ STAGED: dict[type, tuple[str, ...]] = {
     derived.CardTake: TakeRow._fields,
     derived.PlayerMatchStat: MatchRow._fields,
 }
-PLAYER_COLUMNS = ("number", *columns.staged(Player)[1:])  # its id: its number in the file
+PLAYER_COLUMNS = columns.staged(Player)[1:]  # staged after the number that stands for its id
 # Which counter a staged id belongs to, for the tables that carry their own.
 OWN_IDS = {
     model: model.__tablename__
@@ -83,24 +80,19 @@ class Rows:
 
     def __init__(self, numbers: dict[str, int], stamp: Stamp) -> None:
         self.numbers, self.stamp = numbers, stamp
-        self.rows: dict[type, list[tuple]] = {table: [] for table in STAGED}
+        # Every table's rows, and "numbers": every match of the file (see ``number``).
+        self.rows: dict[type | str, list[tuple]] = {table: [] for table in (*STAGED, "numbers")}
         self.last = dict.fromkeys(OWN_IDS.values(), 0)
         self.in_progress: list[int] = []  # staged ids of matches still being played
-        self.numbers_in_file: list[tuple[int, int | None, int | None]] = []  # see ``number``
 
     def number(self, match: MatchIn, staged: int | None, kept: int | None) -> None:
         """A match of the file by its number there: staged (new) or kept (its id here),
         for the rematch links that name it."""
-        self.numbers_in_file.append((match.number, staged, kept))
+        self.rows["numbers"].append((match.number, staged, kept))
 
-    def take_numbers(self) -> list[tuple[int, int | None, int | None]]:
-        """The matches' numbers noted so far; then none."""
-        taken, self.numbers_in_file = self.numbers_in_file, []
-        return taken
-
-    def take(self) -> Iterator[tuple[type, list[tuple]]]:
+    def take(self) -> Iterator[tuple[type | str, list[tuple]]]:
         """The rows collected so far, table by table, parents first; then none."""
-        taken, self.rows = self.rows, {table: [] for table in STAGED}
+        taken, self.rows = self.rows, {table: [] for table in self.rows}
         return iter(taken.items())
 
     def add_match(self, match: MatchIn) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.backup import check, lazy, load, turn
+from companion.backup import apart, check, load, parse
 from companion.backup.parse import load as load_json
 from companion.db import db
 
@@ -21,8 +21,8 @@ VALUES = st.recursive(
 
 
 def whole(value):
-    """A value of ``lazy.loads`` with its Deferred lists read, as json.loads gives it."""
-    if isinstance(value, lazy.Deferred):
+    """A value of ``parse.decode_lazily`` with its Deferred lists read, as json.loads gives it."""
+    if isinstance(value, parse.Deferred):
         return list(value)
     if isinstance(value, dict):
         return {key: whole(item) for key, item in value.items()}
@@ -30,10 +30,10 @@ def whole(value):
 
 
 def read(text: str):
-    """``lazy.loads`` of ``text`` (with its lists read), or the JSON error it raises."""
+    """``parse.decode_lazily`` of ``text`` (with its lists read), or the JSON error it raises."""
     raw = text.encode()
     try:
-        return whole(lazy.loads(raw, raw.decode("utf-8-sig"), json.JSONDecoder()))
+        return whole(parse.decode_lazily(raw, raw.decode("utf-8-sig"), json.JSONDecoder()))
     except json.JSONDecodeError as error:
         return ("error", error.msg, error.pos)
 
@@ -65,7 +65,7 @@ def test_the_lazy_reading_reads_what_json_reads(value, indent, ascii_only, cut, 
 def test_a_deferred_list_reads_its_elements_from_the_bytes():
     raw = '\ufeff{"matches": [ {"name": "Oma 🐮"} ,"Jürgen",[1, "€"]\n]}'.encode()
     data = load_json(raw)
-    assert isinstance(data["matches"], lazy.Deferred)
+    assert isinstance(data["matches"], parse.Deferred)
     assert list(data["matches"]) == [{"name": "Oma 🐮"}, "Jürgen", [1, "€"]]
 
 
@@ -110,7 +110,7 @@ def test_an_import_holds_one_match_at_a_time(app, monkeypatch):
 
     monkeypatch.setattr(check, "read_match", noting)
     monkeypatch.setattr(load.Rows, "add_match", staging)
-    with app.app_context(), turn.import_turn():
+    with app.app_context(), apart.import_turn():
         report = load.check_and_import(json.dumps(document).encode())
     assert report.matches_added == 1200
     assert max(alive) == 1  # the one being staged: the others are gone

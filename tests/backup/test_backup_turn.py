@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import pytest
 from backups import export, household, shifted, snapshot, upload
 
-from companion.backup import turn
+from companion.backup import apart
 from companion.db import db
 from companion.storage import imports as engines
 
@@ -77,7 +77,7 @@ def another_import(app):
     holding, done = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with app.app_context(), turn.import_turn():
+        with app.app_context(), apart.import_turn():
             holding.set()
             done.wait(60)
 
