@@ -381,7 +381,7 @@ def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, round
                 N_("“round” must be a round of this game, not %(value)s."), value=later
             )
         player = seat_of(value_of(fields, "player", str), seats)
-        dropped.append(f"{later}:{player}:{row_of(fields['row'])}")
+        dropped.append(f"{later}:{player}:{row_of(value_of(fields, 'row', object))}")
     at = time_of(data, "at")
     if not game.created_at <= at <= utcnow():
         raise BackupError(

@@ -73,6 +73,8 @@ def test_a_round_trip_with_corrections_gives_the_same_file(corrected, tmp_path):
         ({"choices": {"Zoe": 1}}, "no seat"),
         ({"choices": {"Anna": 5}}, "rows are 1, 2, 3 or 4"),
         ({"dropped": [{"round": 1, "player": "Anna", "row": 1}]}, "round"),
+        ({"dropped": [{"round": 2, "player": "Anna"}]}, "“row” is missing"),  # was a 500
+        ({"dropped": [{"round": 2, "player": "Anna", "row": 0}]}, "rows are 1, 2, 3 or 4"),
         ({"at": "yesterday"}, "date and time"),
         ({"colour": "red"}, "Unknown field"),
         # The finding: records that contradict the rounds were imported as "corrected".
