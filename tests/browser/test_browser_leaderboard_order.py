@@ -8,17 +8,11 @@ import re
 import pytest
 from browsing import fits_the_phone
 from playwright.sync_api import expect
+from test_browser_leaderboard import post
 
 pytestmark = pytest.mark.browser
 
 _runs = itertools.count(1)
-
-
-def post(page, url: str, form: dict) -> str:
-    """Post a form like a phone does (same cookies); return where it redirects to."""
-    response = page.request.post(url, form={k: str(v) for k, v in form.items()}, max_redirects=0)
-    assert response.status == 303, response.text()[:2000]
-    return response.headers["location"]
 
 
 @pytest.fixture
