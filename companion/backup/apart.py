@@ -1,25 +1,18 @@
 """An import beside the server's requests: one at a time, and a big one apart, in a
 process of its own.
 
-Only an import brings matches of the past: two at once could both find the same match
-new. And an import of a big file takes seconds of a core and hundreds of MB: several at
-once would exhaust the machine. So whoever imports (the backup page, the command line)
-first takes the turn (``import_turn``), and only then reads the file; a second import is
-refused at once, before its file is read, with a message (409 on the page, exit code 1
-on the command line). The turn is a thread lock for this process's threads, then the
-lock of every process and server of the database (``store.only_import``: a file lock
-beside an SQLite file, an advisory lock on PostgreSQL), held on a connection of its own
-until the import ends. Either is released when the process dies.
+Two imports at once could both find the same match new, and would exhaust the machine's
+memory. So whoever imports (the backup page, the command line) first takes the turn
+(``import_turn``: a thread lock, then ``store.only_import``, the lock of every process of
+the database, both released when the process dies), and only then reads the file; a second
+import is refused at once, before its file is read (409 on the page, exit code 1 on the
+command line).
 
-Python runs one thread of a process at a time, and its JSON reader holds the interpreter
-for the whole file: about a second for 5,000 matches, several on a busy Raspberry Pi.
-Every phone whose requests that server process answers would wait as long, and the
-process would keep the import's memory (hundreds of MB) after it. So a file of more than
-``APART_FROM`` bytes is checked and imported by a fresh helper process while the
-request's thread just waits, holding the turn to import; the helper's memory goes back
-when it ends. It is started fresh ("spawn"), not forked: a fork of a server process
-copies locks that its other threads may hold at that moment. The file goes to it as a
-temporary file, not through a pipe: the server process never holds a big file whole.
+Python's JSON reader holds the interpreter for the whole file (a second for 5,000 matches,
+several on a busy Raspberry Pi): every phone that server process answers would wait, and the
+process would keep hundreds of MB after. So a file of more than ``APART_FROM`` bytes is
+checked and imported by a fresh ("spawn": a fork copies locks its other threads may hold)
+helper process, from a temporary file, while the request's thread waits holding the turn.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Reading a backup: the whole file is checked before anything is written.
 
-``open_backup`` turns the file's bytes into a ``Backup`` of players and matches, every
-round replayed through ``companion.rules`` (the same checks the table applies), and each
-finished game's bulls derived by the engine. Anything wrong raises ``BackupError``
-with a message that says where (match, game, round) and what.
-
-The file's JSON, its header and its players are checked at once; its matches one at a
-time, as the import iterates them (``parse.Deferred``: a file of 280,000 matches read
-whole is over a gigabyte). The import only stages each match in tables of its own
-connection, and writes nothing before the last one has been checked. ``read_backup``
-checks them all at once, for the tests and benchmarks that look at a checked file.
+Every round is replayed through ``companion.rules`` (the same checks the table applies),
+each finished game's bulls derived by the engine. Anything wrong raises ``BackupError``
+with a message that says where (match, game, round) and what. The matches are checked
+one at a time, as the import iterates them (``parse.Deferred``: a file of 280,000
+matches read whole is over a gigabyte); the import writes nothing before the last one.
 """
 
 from __future__ import annotations
@@ -34,6 +29,7 @@ from companion.backup.fields import (
     object_of,
     paused_gc,
     row_of,
+    ruled,
     seat_cards,
     seat_of,
     shown,
@@ -101,7 +97,7 @@ class Backup:
 
 
 def read_backup(raw: bytes) -> Backup:
-    """Check a whole backup file, every match; return it ready to import, or raise."""
+    """Check a whole backup file, every match at once (for tests and benchmarks), or raise."""
     with paused_gc():
         backup = open_backup(raw)
         return Backup(backup.players, list(backup.matches))
@@ -136,11 +132,8 @@ def read_matches(entries: Iterable, names: set[str], version: int = VERSION) -> 
         except BackupError as error:
             started = entry.get("created_at") if isinstance(entry, dict) else None
             if isinstance(started, str) and started[:10]:
-                raise error.at(
-                    N_("Match %(number)d (started %(date)s)"),
-                    number=number,
-                    date=shown(started, 10),
-                ) from None
+                place = N_("Match %(number)d (started %(date)s)")
+                raise error.at(place, number=number, date=shown(started, 10)) from None
             raise error.at(N_("Match %(number)d"), number=number) from None
         if (earlier := first.setdefault(match.identity, number)) != number:
             raise BackupError(
@@ -218,43 +211,49 @@ def read_header(raw: bytes) -> dict:
 
 def read_players(entries: list) -> list[PlayerIn]:
     """The players list: usable names, each player once (names compared ignoring case)."""
-    players, keys = [], {}
-    for number, entry in enumerate(entries, 1):
-        try:
-            data = object_of(entry, "player")
-            name = value_of(data, "name", str)
-            try:
-                cleaned = rules.player_name(name)
-            except rules.RuleError as error:  # translated with the rest, where it is shown
-                raise BackupError(
-                    N_("“%(name)s” is not a usable name: %(reason)s"),
-                    name=shown(name),
-                    reason=Phrase(error.template, error.params),
-                ) from None
-            if " ".join(name.split()) != name:
-                raise BackupError(
-                    N_("“%(name)s” has spaces at its start or end, or two in a row."),
-                    name=shown(name),
-                )
-            if cleaned != name:  # the seats name players as the list spells them
-                raise BackupError(
-                    N_("“%(name)s” is not in Unicode's NFKC form: write it “%(cleaned)s”."),
-                    name=shown(name),
-                    cleaned=cleaned,
-                )
-            if name_key(name) in keys:
-                raise BackupError(
-                    N_("“%(name)s” is already in the list as “%(other)s”."),
-                    name=name,
-                    other=keys[name_key(name)],
-                )
-            keys[name_key(name)] = name
-            players.append(
-                PlayerIn(name, value_of(data, "archived", bool), time_of(data, "created_at"))
-            )
-        except BackupError as error:
-            raise error.at(N_("Player %(number)d"), number=number) from None
-    return players
+    return each(N_("Player %(number)d"), entries, read_player, {})
+
+
+def read_player(entry: Any, keys: dict[str, str]) -> PlayerIn:
+    """One player, whose name is none of ``keys`` (the names so far, by ``name_key``)."""
+    data = object_of(entry, "player")
+    name = value_of(data, "name", str)
+    try:
+        cleaned = rules.player_name(name)
+    except rules.RuleError as error:  # translated with the rest, where it is shown
+        raise BackupError(
+            N_("“%(name)s” is not a usable name: %(reason)s"),
+            name=shown(name),
+            reason=Phrase(error.template, error.params),
+        ) from None
+    if " ".join(name.split()) != name:
+        raise BackupError(
+            N_("“%(name)s” has spaces at its start or end, or two in a row."), name=shown(name)
+        )
+    if cleaned != name:  # the seats name players as the list spells them
+        raise BackupError(
+            N_("“%(name)s” is not in Unicode's NFKC form: write it “%(cleaned)s”."),
+            name=shown(name),
+            cleaned=cleaned,
+        )
+    if (key := name_key(name)) in keys:
+        raise BackupError(
+            N_("“%(name)s” is already in the list as “%(other)s”."), name=name, other=keys[key]
+        )
+    keys[key] = name
+    return PlayerIn(name, value_of(data, "archived", bool), time_of(data, "created_at"))
+
+
+def each(template: str, entries: Iterable, read: Callable, *args) -> list:
+    """``read(entry, *args)`` of every entry, a BackupError placed at ``template`` with the
+    entry's number (1 = the first)."""
+    found = []
+    try:
+        for entry in entries:
+            found.append(read(entry, *args))
+    except BackupError as error:
+        raise error.at(template, number=len(found) + 1) from None
+    return found
 
 
 def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
@@ -262,10 +261,8 @@ def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
     data = object_of(entry, "match")
     created_at = time_of(data, "created_at")
     end_data = object_of(value_of(data, "end", dict), "end")
-    try:
-        end = rules.EndCondition(value_of(end_data, "kind", str), value_of(end_data, "value", int))
-    except rules.RuleError as error:
-        raise BackupError(error.template, **error.params) from None
+    kind, value = value_of(end_data, "kind", str), value_of(end_data, "value", int)
+    end = ruled(rules.EndCondition, kind, value)
     pro = value_of(data, "pro", bool)
     seats = read_seats(value_of(data, "seats", list), names, pro)
     deck = rules.deck_size(len(seats), pro)
@@ -303,11 +300,8 @@ def read_seats(seats: list, names: set[str], pro: bool) -> list[str]:
 
 
 def check_can_follow(games: list[GameIn], totals: dict[str, int], end: rules.EndCondition) -> None:
-    """Refuse a game after an unfinished one, or after the match has ended.
-
-    ``totals`` are the bulls of the games so far (what ``rules.standing`` would sum
-    again for every game).
-    """
+    """Refuse a game after an unfinished one, or after the match has ended (``totals``:
+    the bulls of the games so far, which ``rules.standing`` would sum again)."""
     if games and games[-1].results is None:
         raise BackupError(
             N_("Game %(number)d is not finished, so no game can follow it."), number=len(games)
@@ -329,48 +323,28 @@ def read_game(entry: Any, seats: list[str], deck: int, version: int = VERSION) -
         raise BackupError(N_("“mode” must be “cards” or “scores”."))
     game = GameIn("cards", time_of(data, "created_at"))
     game.starting = cards_of(value_of(data, "starting", list), deck)
-    try:
-        rules.check_starting_cards(game.starting, deck)
-    except rules.RuleError as error:
-        raise BackupError(error.template, **error.params).at(N_("starting cards")) from None
+    ruled(rules.check_starting_cards, game.starting, deck, at=N_("starting cards"))
     rounds = value_of(data, "rounds", list)
     if "corrections" in data:
-        entries = value_of(data, "corrections", list)
-        game.corrections = read_corrections(entries, seats, game, deck, len(rounds))
+        entries, place = value_of(data, "corrections", list), N_("correction %(number)d")
+        game.corrections = each(place, entries, read_correction, seats, game, deck, len(rounds))
     read_rounds(game, rounds, seats, deck)
     game.round_times = round_times(game, rounds, version)
     return game
 
 
-def read_corrections(entries: list, seats: list[str], game: GameIn, deck: int, rounds: int) -> list:
-    """A cards game's corrections, checked against the game (its ``rounds``, ``deck``,
-    starting cards and start), in stored form: what each corrected round held before, and
-    the later row choices it dropped. Players go by name in the file, as everywhere in it,
-    and by seat in the database (``models.Correction``): none needs mapping to an id."""
-    staged = []
-    for number, entry in enumerate(entries, 1):
-        try:
-            staged.append(read_correction(entry, seats, game, deck, rounds))
-        except BackupError as error:
-            raise error.at(N_("correction %(number)d"), number=number) from None
-    return staged
-
-
 def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, rounds: int) -> tuple:
-    """One correction: the round, when, its old cards (one per seat) and choices. The
-    old cards were a round as the rules take one (each card once, none of the starting
-    cards), and it was made after its game started and before now."""
+    """One correction of a game of ``rounds``, in stored form (``models.Correction``,
+    players by seat): the round, when (after its game started, not after now), its old
+    cards (a round as the rules take one) and choices, the later choices it dropped."""
     data = object_of(entry, "correction")
     number = value_of(data, "round", int)
     if not 1 <= number <= rounds:
         raise BackupError(N_("“round” must be a round of this game, not %(value)s."), value=number)
     cards = seat_cards(data, seats, deck)
     choices = value_of(data, "choices", dict) if "choices" in data else {}
-    try:
-        plays = list(zip(seats, cards, strict=True))
-        rules.check_plays([], plays, deck=deck, starting=game.starting)
-    except rules.RuleError as error:
-        raise BackupError(error.template, **error.params).at(N_("its old cards")) from None
+    plays = list(zip(seats, cards, strict=True))
+    ruled(rules.check_plays, [], plays, deck=deck, starting=game.starting, at=N_("its old cards"))
     old = [f"{seat_of(name, seats)}:{row_of(row)}" for name, row in choices.items()]
     dropped = []
     for item in value_of(data, "dropped", list) if "dropped" in data else []:
@@ -399,10 +373,11 @@ def round_times(game: GameIn, entries: list, version: int) -> list[datetime]:
     (version 1 kept no round times)."""
     if version > 1 and (times := quick_times(entries)) is not None:
         return times
-    return [
-        in_round(number, time_of, entry, "at") if version > 1 or "at" in entry else game.created_at
-        for number, entry in enumerate(entries, 1)
-    ]
+
+    def time(entry: dict) -> datetime:
+        return time_of(entry, "at") if version > 1 or "at" in entry else game.created_at
+
+    return each(ROUND, entries, time)
 
 
 def quick_times(entries: list) -> list[datetime] | None:
@@ -426,16 +401,12 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
     """Replay the rounds with the rules' own checks (``rules.check_game``)."""
     rounds = quick_shapes(entries, seats)
     if rounds is None:  # the file's shape or types are wrong somewhere: say where
-        rounds = [
-            in_round(number, read_round, entry, seats, deck)
-            for number, entry in enumerate(entries, 1)
-        ]
+        rounds = each(ROUND, entries, read_round, seats, deck)
     try:
         state = rules.check_game(game.starting, rounds, seats, deck, bool(game.corrections))
     except rules.RoundRefused as error:
-        raise BackupError(error.template, **error.params).at(
-            N_("round %(number)d"), number=error.number
-        ) from None
+        refused = BackupError(error.template, **error.params)
+        raise refused.at(ROUND, number=error.number) from None
     except rules.RuleError as error:  # more than ten rounds
         raise BackupError(error.template, **error.params) from None
     game.rounds = rounds
@@ -443,14 +414,6 @@ def read_rounds(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
         bulls = {player: rules.pile_bulls(pile) for player, pile in state.piles.items()}
         finish(game, bulls, state)
     return game
-
-
-def in_round(number: int, read: Callable, *args):
-    """``read(*args)``, a BackupError of it placed in round ``number``."""
-    try:
-        return read(*args)
-    except BackupError as error:
-        raise error.at(N_("round %(number)d"), number=number) from None
 
 
 def quick_shapes(entries: list, seats: list[str]) -> list[tuple[list, dict]] | None:
@@ -475,6 +438,7 @@ def quick_shapes(entries: list, seats: list[str]) -> list[tuple[list, dict]] | N
 
 
 ROUND_FIELDS = set(chain(*FIELDS["round"]))
+ROUND = N_("round %(number)d")
 
 
 def finish(game: GameIn, bulls: dict[str, int], table: rules.GameState | None) -> None:
@@ -523,10 +487,7 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
         elif 0 <= entry <= most_bulls(deck):
             results[player] = entry  # as parse_bulls takes it, without the text round trip
         else:
-            try:
-                rules.parse_bulls(entry, deck)  # refuses it, in its own words
-            except rules.RuleError as error:
-                raise BackupError(error.template, **error.params) from None
+            ruled(rules.parse_bulls, entry, deck)  # refuses it, in its own words
         game.scores.append(entry)
     finish(game, results, None)
     return game

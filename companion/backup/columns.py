@@ -13,6 +13,7 @@ The derived tables are not in the file at all: they are rebuilt (``DERIVED``).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 from sqlalchemy import MetaData
@@ -48,21 +49,8 @@ class How(NamedTuple):
     says: str
 
 
-def file(where: str) -> How:
-    """A field of the file."""
-    return How(FILE, where)
-
-
-def fresh(why: str) -> How:
-    """Not in the file: written anew on import."""
-    return How(FRESH, why)
-
-
-def left(why: str) -> How:
-    """Not in the file, not staged."""
-    return How(LEFT, why)
-
-
+# A field of the file, where; not in the file but written anew on import, or left, why.
+file, fresh, left = partial(How, FILE), partial(How, FRESH), partial(How, LEFT)
 OWN_ID = How(COUNTED, "the import's own count")
 ROW_ID = How(AUTO, "nothing refers to it")
 NEW_TOKEN = fresh("a match's link secret: an imported match gets new ones")

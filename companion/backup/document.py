@@ -64,21 +64,14 @@ def parse_stamp(text: str) -> datetime:
 
 
 def match_identity(created_at: datetime, seat_names: Iterable[str]) -> tuple:
-    """What makes two matches the same match: their start, to the microsecond, and seats.
-
-    Both are set once when a match is created and never change, so the identity
-    survives export, import and export again without a column of its own.
-    """
+    """What makes two matches the same match: their start, to the microsecond, and seats
+    (set once when a match is created: the identity survives export and import)."""
     return (created_at, tuple(name_key(name) for name in seat_names))
 
 
 def identity_digest(created_at: datetime, seat_names: Iterable[str]) -> bytes:
-    """A match's identity in 16 bytes, for the sets of them an import keeps.
-
-    An import of 280,000 matches keeps every identity it has seen; as tuples of a time
-    and names that is 130 MB, as digests 30. BLAKE2b's 128 bits: two different
-    matches would share a digest once in 10^38 pairs.
-    """
+    """A match's identity in 16 bytes, for the sets of them an import keeps (280,000
+    matches: 130 MB as tuples, 30 as digests; BLAKE2b's 128 bits: one clash in 10^38)."""
     identity = repr(match_identity(created_at, seat_names)).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(identity, digest_size=16).digest()
 
@@ -94,13 +87,8 @@ def export_document(now: datetime | None = None) -> dict:
         version=VERSION,
         exported_at=stamp(now or utcnow()),
         players=[
-            entry(
-                "player",
-                name=player.name,
-                archived=player.archived,
-                created_at=stamp(player.created_at),
-            )
-            for player in players
+            entry("player", name=name, archived=archived, created_at=stamp(created_at))
+            for _, name, archived, created_at in players
         ],
         matches=export_matches(names),
     )
@@ -164,13 +152,9 @@ def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int
 
 
 def driver_rows(query) -> list[tuple]:
-    """The rows of a query without parameters, as the database driver's plain tuples.
-
-    A household's history holds about a million plays; SQLAlchemy's result rows take
-    three times as long as the driver's tuples. Same connection, same transaction.
-    Only for columns the driver returns as they are stored (numbers and texts), and
-    times read with ``stored_stamp``.
-    """
+    """The rows of a query without parameters, as the database driver's plain tuples (same
+    connection and transaction): for a million plays, SQLAlchemy's rows take three times as
+    long. Only numbers, texts, and times read with ``stored_stamp``."""
     connection = db.session.connection()
     cursor = connection.connection.cursor()
     try:

@@ -22,10 +22,6 @@ from companion.rules import N_
 Gettext = Callable[[str], str]
 
 
-def _identity(message: str) -> str:
-    return message
-
-
 class Phrase(NamedTuple):
     """A translatable message standing as another's parameter (why a name is no name),
     translated with it: an import's helper process knows no page's language."""
@@ -45,7 +41,7 @@ class BackupError(ValueError):
         """Pickled whole (an import in a helper process raises it to the server's)."""
         return partial(BackupError, self.template, self.where, **self.params), ()
 
-    def message(self, gettext: Gettext = _identity) -> str:
+    def message(self, gettext: Gettext = str) -> str:
         """The message in the language of ``gettext``, prefixed by where it happened."""
         params = {
             key: gettext(value.template) % value.params if isinstance(value, Phrase) else value
@@ -60,6 +56,16 @@ class BackupError(ValueError):
         self.where = ((template, params), *self.where)
         self.args = (self.message(),)
         return self
+
+
+def ruled(check: Callable, *args: Any, at: str | None = None, **options: Any) -> Any:
+    """``check(*args, **options)`` of the rules, a RuleError of it as a BackupError in the
+    rules' words (placed ``at``, if given)."""
+    try:
+        return check(*args, **options)
+    except rules.RuleError as error:
+        refused = BackupError(error.template, **error.params)
+        raise (refused.at(at) if at else refused) from None
 
 
 # What a field must be: one whole message per kind, so each translates as a sentence.
@@ -80,26 +86,19 @@ def value_of(data: dict, key: str, kind: type) -> Any:
     # bool is an int to Python, and an int is no bool: neither may stand for the other.
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise BackupError(KINDS[kind], field=key)
-    if kind is str and not is_text(value):
-        raise BackupError(N_("“%(field)s” holds a character that is not text."), field=key)
+    if kind is str:
+        try:  # a JSON string with a lone surrogate (\ud800) is no UTF-8 text
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BackupError(
+                N_("“%(field)s” holds a character that is not text."), field=key
+            ) from None
     return value
 
 
-def is_text(value: str) -> bool:
-    """False for a JSON string with a lone surrogate (\\ud800), which is no UTF-8 text."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def shown(value: Any, limit: int = 40) -> str:
-    """A value from the file as a message quotes it: short, printable, no lone surrogates.
-
-    Texts are quoted as they are, anything else as JSON (``"41"`` for a card given as a
-    text); the file is no deeper than ``parse.MAX_DEPTH``, so dumping it cannot recurse far.
-    """
+    """A value from the file as a message quotes it: short, printable, no lone surrogates;
+    a text as it is, anything else as JSON (no deeper than ``parse.MAX_DEPTH``)."""
     text = value if isinstance(value, str) else json.dumps(value)
     return "".join(char if char.isprintable() else "\ufffd" for char in text[:limit])
 
@@ -166,12 +165,10 @@ def cards_of(values: list, deck: int) -> list[int]:
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while a backup is read or imported.
+    """No cyclic garbage collection while a backup is read or imported (then as before).
 
-    Reading and importing builds millions of lists and tuples and frees them by
-    reference counting; none of them forms a cycle. The collector would walk all the
-    live ones again and again as they pile up: the JSON reader alone takes twice as
-    long with it on. It is turned back on after (if it was on).
+    Millions of lists and tuples, freed by reference counting, none in a cycle: the
+    collector would walk them again and again (the JSON reader takes twice as long).
     """
     was_on = gc.isenabled()
     gc.disable()

@@ -1,33 +1,25 @@
 """Writing a checked backup into the database: what is already there is kept, all at once.
 
-Players are the same player when their names are equal ignoring case (the key the app
-already keeps unique); matches are the same match when they started at the same moment
-with the same seats (``document.match_identity``).
+Players are the same player when their names are equal ignoring case; matches are the same
+match when they started at the same moment with the same seats (``document.match_identity``).
 
-A history of thousands of matches is about a million rows. Three steps keep the phones
-at the table going while it comes in, on a connection of the import's own, in plain
-SQLAlchemy Core (``companion.storage.imports`` holds the little that differs between
-databases, which the import reaches through ``companion.store``):
+A history of thousands of matches is about a million rows. Three steps on a connection of
+the import's own, in plain SQLAlchemy Core (``companion.store`` holds what differs between
+databases), keep the phones at the table going while it comes in:
 
 1. *plan*: which matches are here already (a read; no lock);
-2. *stage*: the file's matches are checked one by one as they are read (``check``),
-   and the rows of the new ones go into temporary tables of this connection, a batch
-   at a time, ids counted from 1 and players by their number in the file. Phones go on
-   writing meanwhile;
+2. *stage*: the file's matches are checked one by one as they are read (``check``), and
+   the rows of the new ones go into temporary tables of this connection, a batch at a
+   time, ids counted from 1, players by their number in the file. Phones go on writing;
 3. *copy*: one write transaction adds the new players and copies the staged rows with
-   ``INSERT ... SELECT``, ids moved past the largest ones there and players mapped to
-   theirs. No row passes through Python. On SQLite, the one writer at a time, the
-   phones' writes wait for it: 1.5 s for 5,000 matches (``bench/import_wait.py``); on
-   PostgreSQL they do not wait.
+   ``INSERT ... SELECT``, ids moved past the largest ones there, players mapped to theirs.
+   No row passes through Python. On SQLite the phones' writes wait for it: 1.5 s for
+   5,000 matches (``bench/import_wait.py``); on PostgreSQL they do not wait.
 
-Why stage at all: writing the rows straight into the tables, with their indexes, takes
-longer than staging and copying together (3.5 s against 2.9 s for 5,000 matches on
-SQLite), and all of it would hold the phones up, where the copy alone holds them up
-for its own second and a half. A refused or crashed import has written nothing: the
-staged rows live only in the temporary tables, which go with the connection, and the
-copy is one transaction. A copy that would hold the phones up for longer than
-``LOCK_BUDGET`` waits for a quiet moment (no entry for ``QUIET`` seconds) on the
-command line, and is refused with a message on the web page.
+Why stage: writing the rows straight into the indexed tables takes longer than staging and
+copying together (3.5 s against 2.9 s), and all of it would hold the phones up. A refused or
+crashed import has written nothing: the staged rows go with the connection, and the copy is
+one transaction. A copy that would hold the phones up too long waits (``wait_for_quiet``).
 """
 
 from __future__ import annotations
@@ -105,11 +97,8 @@ Waiting = Callable[[float], None]
 
 
 def check_and_import(raw: bytes, waiting: Waiting | None = None) -> Report:
-    """Check a backup file's bytes and import them (see ``import_backup``).
-
-    One pause of the garbage collector covers both: between them it would walk every
-    object of the checked file once (half a second for 5,000 matches).
-    """
+    """Check a backup file's bytes and import them (see ``import_backup``), under one pause
+    of the garbage collector: between them it would walk every object of the checked file."""
     with paused_gc():
         return import_backup(open_backup(raw), waiting)
 
@@ -214,11 +203,9 @@ class Import:
             turn = store.turn_to_write(connection, wait)
             offsets, committed = store.copy_import(connection, turn, lambda: self.copy(reserved))
             self.report.merge_seconds = committed - started
-        except OperationalError as error:
-            if fault_of(error) == BUSY:  # another program held the database: 503
+        except (OperationalError, IntegrityError) as error:
+            if isinstance(error, OperationalError) and fault_of(error) == BUSY:  # 503
                 raise DatabaseBusy(f"the database stayed locked for {wait:g} s") from error
-            raise busy() from None
-        except IntegrityError:
             raise busy() from None
         return offsets["match"]
 
@@ -285,23 +272,16 @@ def staging_tables(connection: Connection) -> dict:
 
 
 def insert_rows(connection: Connection, table: Table, rows: list[tuple]) -> None:
-    """Insert plain tuples, in the table's column order, with the driver's executemany.
-
-    The statement is Core's ``insert(table)`` for this database; the values go to the
-    driver as they are. SQLAlchemy's own executemany handles each row in Python: eight
-    times as long for the 600,000 plays of 5,000 matches (4.9 s against 0.6 s).
-    """
+    """Insert plain tuples, in the table's column order, with the driver's executemany
+    (SQLAlchemy's handles each row in Python: 4.9 s against 0.6 s for 600,000 plays)."""
     if not rows or store.postgresql_copy(connection, table, rows):
         return
     store.insert_plain_rows(connection, table, rows)
 
 
 def add_players(tables: dict):
-    """How many of the file's players are not here yet, and the INSERT ... SELECT of them.
-
-    (Counted by a query: the driver's row count of an INSERT ... SELECT is not
-    promised everywhere.)
-    """
+    """How many of the file's players are not here yet (a query: the driver's row count of
+    an INSERT ... SELECT is not promised everywhere), and the INSERT ... SELECT of them."""
     staged = tables[Player]
     new = ~exists().where(Player.name_key == staged.c.name_key)
     count = select(func.count()).select_from(staged).where(new)
@@ -353,12 +333,9 @@ def rematch_id(numbers: Table, number: Column, offset: int):
 
 
 def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | None) -> None:
-    """Return when the copy may start: it is short, or nobody is writing.
-
-    The copy writes the rows the staging wrote, a little faster (1.5 s against 2.2 s
-    for 5,000 matches), so the staging's time is a safe estimate of how long the
-    phones would wait. Only SQLite's copy makes them wait.
-    """
+    """Return when the copy may start: it is short, or nobody is writing (no entry for
+    ``QUIET`` s). The copy is a little faster than the staging (1.5 s against 2.2 s), so the
+    staging's ``seconds`` are a safe guess of the phones' wait (only on SQLite)."""
     budget = current_app.config.get("IMPORT_LOCK_BUDGET", LOCK_BUDGET)
     quiet = current_app.config.get("IMPORT_QUIET", QUIET)
     if seconds <= budget or not store.copy_holds_up_writers(connection):

@@ -3,27 +3,18 @@ read one element at a time.
 
 Python's JSON reader recurses once per nested list or object and converts integers of
 any length, so a hostile file could exhaust the stack (``RecursionError``) or the
-integer conversion limit (``ValueError``) before any check runs. Both are refused
-here first, with the line and column of the problem, as ``BackupError``; so are NaN
-and Infinity, which Python reads but JSON does not have. The scans run at the speed of
-``re`` and ``bytes`` (C), a fraction of the parse itself.
+integer conversion limit (``ValueError``) before any check runs. Both are refused here
+first, with the line and column of the problem, as ``BackupError``; so are NaN and
+Infinity, which JSON does not have. The scans run at C speed (``re``, ``bytes``).
 
-Read whole, a 64 MB file of 280,000 matches is over a gigabyte of Python objects: each
-match a dict of lists, texts and numbers. Only one match is needed at a time: it is
-checked, its rows are staged, and it can go. So the lists of the top-level object (the
-players and the matches) are not built here: each element is read by the JSON reader
-and dropped at once, which checks that the whole file is JSON exactly as
-``json.loads`` would (the same messages, the same places), and the list is kept as a
-``Deferred``: where each element starts in the file's bytes. Iterating it reads the
-elements again, one at a time. Twice the reading of the matches (a few seconds of a
-core for 64 MB), a fraction of the memory.
-
-The file's text is needed whole only for that first reading: the bytes are kept
-instead, which the caller holds anyway, and which stay one byte per character where
-the text would take four for a file with one emoji in a name. The walk uses the
-standard library's own pieces: its C scanner for every value, and
-``json.decoder.JSONObject`` / ``JSONArray`` for the top level, so nothing about JSON
-is written again here.
+Read whole, a 64 MB file of 280,000 matches is over a gigabyte of Python objects, and only
+one match is needed at a time. So each element of the top-level object's lists is read by
+the standard library's own pieces (its C scanner, ``json.decoder.JSONObject`` and
+``JSONArray``), which checks it as ``json.loads`` would (same messages, same places), and
+dropped: the list is kept as a ``Deferred``, where each element starts in the file's bytes,
+read again when iterated. Twice the reading of the matches, a fraction of the memory. The
+bytes are kept, not the text: the caller holds them anyway, and a text with one emoji in a
+name takes four bytes a character.
 """
 
 from __future__ import annotations

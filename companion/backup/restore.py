@@ -1,13 +1,11 @@
 """``flask --app companion restore FILE``: bring back a copy of the database.
 
-The file is checked first: an SQLite database that passes ``PRAGMA integrity_check``,
-then tried out in a temporary place (``trial``: a known Alembic revision, the models'
-tables and columns, ``rebuild --check`` passing). Then the user confirms (``--yes`` for
-scripts), the database it replaces is kept as ``backups/replaced-<time>.sqlite``, and
-the tried copy is written over the database with SQLite's backup API. The server must
-be stopped: its processes keep what they computed from the database in memory. Each
-server process holds a shared lock on ``<database>.serving`` while it runs
-(``storage.sqlite.hold_serving_lock``), which is how the command knows.
+The file must pass ``PRAGMA integrity_check``, then be tried out in a temporary place
+(``trial``). Then the user confirms (``--yes`` for scripts), the database it replaces is
+kept as ``backups/replaced-<time>.sqlite``, and the tried copy is written over it with
+SQLite's backup API. The server must be stopped (its processes keep what they computed in
+memory): each holds a shared lock on ``<database>.serving`` while it runs, which is how the
+command knows (``storage.sqlite.hold_serving_lock``).
 """
 
 from __future__ import annotations

@@ -99,12 +99,9 @@ class Rows:
         """A match, its seats and games, and its statistics."""
         self.last["match"] = match_id = self.last["match"] + 1
         end, started = match.end, self.stamp(match.created_at)
-        self.rows[Match].append(
-            (
-                *(match_id, started, end.kind, end.value, match.pro, 0, 0),
-                *(new_token(), new_token(), match.rematch),
-            )
-        )
+        tokens = (new_token(), new_token())
+        row = (match_id, started, end.kind, end.value, match.pro, 0, 0, *tokens, match.rematch)
+        self.rows[Match].append(row)
         self.number(match, match_id, None)
         seats = [self.numbers[name] for name in match.seats]
         self.rows[Seat].extend(zip(repeat(match_id), seats, range(1, len(seats) + 1)))
