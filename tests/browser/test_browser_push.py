@@ -57,7 +57,11 @@ def live_pages(browser, base: str, app, match_id: int):
         tv.set_viewport_size({"width": 1280, "height": 720})
         tv.goto(f"{base}/matches/{match_id}/table")
         for page in (phone, tv):
-            expect(page.locator("#stream")).to_have_attribute("data-stream", "open")
+            # A server just started: the worker a stream goes to may still be loading the
+            # app (the start waits for one answer, not for every worker), which took over
+            # 5 s once in a whole CI run; the stream opens as soon as it is ready.
+            stream = page.locator("#stream")
+            expect(stream).to_have_attribute("data-stream", "open", timeout=30_000)
         yield phone, tv
     finally:
         phone_context.close()
