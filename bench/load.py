@@ -3,7 +3,8 @@ against the real server.
 
 Run: .venv/bin/python -m bench.load [--tables 100] [--phones 6] [--seconds 60]
      [--round-seconds 30] [--database sqlite|postgresql] [--servers 1] [--workers N]
-     [--poll] [--idle-streams N] [--spawn-rate 10] [--server-times] [--generator-nice N]
+     [--poll] [--idle-streams N] [--flood N] [--spawn-rate 10] [--server-times]
+     [--generator-nice N]
 (prints figures; not a test). Locust (the `bench` extra) plays the phones, headless,
 run as a library in this script, which sets up the database and the servers itself.
 
@@ -33,6 +34,9 @@ Targets (issue 18): 100 tables of 6 phones at a round every 20 s: write -> other
 p95 under 250 ms (300 ms on PostgreSQL with 2 app servers), writes p95 under 50 ms, no
 failures, servers under 300 MB. With 2,000 idle streams and a few tables playing:
 writes p95 under 100 ms, servers under 600 MB. (Issue 11, polling: p95 under 100 ms.)
+``--flood 3000`` opens that many streams of the first table's match from another client
+address (127.0.0.2), as a broken or hostile client would; each opens again a second after
+the server closes it (issue 30: the other phones' pushes stay at p95 250 ms or less).
 With --server-times it also prints the servers' own time per request beside Locust's,
 which includes the wait for a core on this shared machine (``ServerTimes``).
 ``--generator-nice 10`` lowers Locust's CPU priority below the servers': real phones
@@ -79,9 +83,10 @@ from bench.serving import (
     postgresql_cluster,
     start_server,
 )
-from bench.sse import EventStream, hold_idle_streams
+from bench.sse import EventStream, flood, hold_idle_streams
 from companion import rules
 
+FLOOD_FROM = "127.0.0.2"  # the flooding client's address: the phones come from 127.0.0.1
 POLL = re.compile(r'since=(\d+)&amp;table=(\d+)&amp;form=([^&"]*)')
 WRITES = ("start", "card", "choice")
 HX_REQUEST = {"HX-Request": "true"}
@@ -358,8 +363,9 @@ class Run(NamedTuple):
     idle: list[EventStream]
 
 
-def load(tables: list[Table], classes, args, usage: Usage, times: ServerTimes, idle) -> Run:
-    """Join every phone (and open the idle streams), then play for ``--seconds``."""
+def load(tables: list[Table], classes, args, usage: Usage, times: ServerTimes, idle, host) -> Run:
+    """Join every phone (and open the idle and flood streams), then play for ``--seconds``.
+    ``host`` serves the first table, whose match ``--flood`` floods."""
     os.nice(args.generator_nice)  # the servers, started before, keep their priority
     environment = Environment(user_classes=classes)
     runner = environment.create_local_runner()
@@ -371,6 +377,8 @@ def load(tables: list[Table], classes, args, usage: Usage, times: ServerTimes, i
             raise SystemExit(f"phones could not join: {failures(environment.stats)}")
         gevent.sleep(0.2)
     idle_streams = hold_idle_streams(idle, args.idle_streams) if idle else []
+    if args.flood:
+        idle_streams += flood(host, tables[0].match_id, args.flood, FLOOD_FROM)
     environment.stats.reset_all()
     usage.start()
     times.start()
@@ -485,7 +493,7 @@ def report_streams(tables: list[Table], run: Run) -> None:
         + f" never arrived: {run.missed}"
     )
     phones = [phone.stream for table in tables for phone in table.phones]
-    for name, streams in (("phones' streams", phones), ("idle streams", run.idle)):
+    for name, streams in (("phones' streams", phones), ("idle/flood streams", run.idle)):
         if not streams:
             continue
         drops = [failure for stream in streams for failure in stream.failures]
@@ -574,6 +582,13 @@ def main() -> None:
         metavar="N",
         help="also hold N open streams of phones that only watch (matches of their own)",
     )
+    parser.add_argument(
+        "--flood",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"also open N streams of the first table's match from {FLOOD_FROM}",
+    )
     args = parser.parse_args()
     if not 1 <= args.servers <= args.tables:
         parser.error("--servers must be between 1 and --tables")
@@ -581,8 +596,8 @@ def main() -> None:
         parser.error("--generator-nice must be between 0 and 19")
     if args.server_times and args.workers == 1:  # one process: waitress, which logs none
         parser.error("--server-times reads gunicorn's access log: use --workers 2 or more")
-    if args.poll and args.idle_streams:
-        parser.error("--idle-streams holds streams: not with --poll")
+    if args.poll and (args.idle_streams or args.flood):
+        parser.error("--idle-streams and --flood hold streams: not with --poll")
     if args.database == "postgresql" and importlib.util.find_spec("psycopg") is None:
         parser.error("--database postgresql needs the psycopg driver in .venv")
     raise_open_files()
@@ -604,7 +619,7 @@ def main() -> None:
             classes = phone_classes(tables, hosts, not args.poll)
             usage = Usage(server_pids, database_pids)
             idle = [(hosts[n % len(hosts)], *made[:2]) for n, made in enumerate(idle_made)]
-            run = load(tables, classes, args, usage, times, idle)
+            run = load(tables, classes, args, usage, times, idle, hosts[0])
             for watch in watches:
                 watch.stop()
         placed = rounds_placed(database_url)

@@ -24,8 +24,10 @@ READ_TIMEOUT = 40  # seconds: the server sends a comment every 15 s on a quiet s
 class EventStream:
     """One phone's open stream to ``path`` on ``host`` (http://127.0.0.1:port)."""
 
-    def __init__(self, host: str, path: str, cookie: str = ""):
+    def __init__(self, host: str, path: str, cookie: str = "", source: str = "", retry=1.0):
         self.address = urllib.parse.urlsplit(host)
+        self.source = (source, 0) if source else None  # the client address, if not the default
+        self.retry = retry  # seconds before a dropped stream opens again
         self.path = path
         self.cookie = cookie
         self.last_id = ""
@@ -46,7 +48,7 @@ class EventStream:
         """Connect and read the answer's headers; anything but 200 is a failure."""
         started = time.perf_counter()
         connection = socket.create_connection(
-            (self.address.hostname, self.address.port), timeout=30
+            (self.address.hostname, self.address.port), timeout=30, source_address=self.source
         )
         connection.settimeout(READ_TIMEOUT)
         headers = [f"GET {self.path} HTTP/1.0", f"Host: {self.address.netloc}"]
@@ -73,6 +75,14 @@ class EventStream:
         self.open()
         self.greenlet = gevent.spawn(self.run)
 
+    def begin(self) -> None:
+        """``start``, but a stream that cannot open now counts a failure and tries again."""
+        try:
+            self.open()
+        except OSError as error:
+            self.failures.append(f"stream not opened: {error!r}")
+        self.greenlet = gevent.spawn(self.run)
+
     def run(self) -> None:
         """Read events until killed; open the stream again when it drops."""
         while True:
@@ -84,7 +94,7 @@ class EventStream:
             except OSError as error:
                 self.failures.append(f"stream dropped: {error!r}")
             self.close()
-            gevent.sleep(1)  # EventSource's retry (push.RETRY_MS)
+            gevent.sleep(self.retry)  # EventSource's: push.RETRY_MS
 
     def read(self) -> None:
         """Record each change event as its blank line arrives, until the stream ends."""
@@ -93,6 +103,8 @@ class EventStream:
             line = raw.decode().rstrip("\r\n")
             if line.startswith("id: "):
                 event_id = line[4:]
+            elif line.startswith("retry: ") and line[7:].isdigit():
+                self.retry = int(line[7:]) / 1000  # as EventSource takes it
             elif not line and event_id is not None:
                 self.arrived.append(time.perf_counter())
                 self.versions.append(int(event_id.split(" ", 1)[0]))
@@ -133,4 +145,14 @@ def hold_idle_streams(matches: list[tuple[str, int, str]], count: int) -> list[E
         streams += [EventStream(host, path, cookie) for _ in range(per_match)]
     streams = streams[:count]
     Pool(50).map(EventStream.start, streams)
+    return streams
+
+
+def flood(host: str, match_id: int, count: int, source: str) -> list[EventStream]:
+    """``count`` streams of one match from one other client address (``source``, e.g.
+    127.0.0.2: loopback answers from all of 127/8), opened 50 at a time; each opens
+    again a second after the server ends it, as EventSource would."""
+    path = f"/matches/{match_id}/events?view=match"
+    streams = [EventStream(host, path, source=source) for _ in range(count)]
+    Pool(50).map(EventStream.begin, streams)
     return streams

@@ -9,6 +9,7 @@ from flask import Flask
 
 from companion.private import FILE_MODE, FOLDER_MODE, tighten
 from companion.storage import sqlite_uri
+from companion.storage.changes import PER_CLIENT, PER_MATCH
 from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.web.htmx import (
     HTMX_INTEGRITY,
@@ -57,6 +58,11 @@ def configure(app: Flask, test_config: dict | None) -> None:
         # Match pages open an event stream (companion.play.push): only a server whose
         # open streams cost no thread turns it on (gunicorn's gevent worker, serve.py).
         LIVE_PUSH=False,
+        # Open streams of one match a server process holds from one client address, and
+        # in all (COMPANION_STREAMS_PER_CLIENT, ..._PER_MATCH): past them the oldest
+        # closes and its page reconnects (companion.storage.changes).
+        STREAMS_PER_CLIENT=PER_CLIENT,
+        STREAMS_PER_MATCH=PER_MATCH,
         # How often a match page polls while it has no stream (None: never, for tests).
         LIVE_POLL="2s",
         # Where the household plays, as a finished match's BG Stats play names it

@@ -27,6 +27,10 @@ from companion.store import feed_of
 
 HEARTBEAT = 15.0  # seconds between keep-alive comments on a quiet stream
 RETRY_MS = 1000  # how soon EventSource reconnects after a dropped stream
+# ... after a stream closed because its client or match held too many: the oldest of
+# them, a tab left open, say. Its page polls every 2 s meanwhile (table.js), and a client
+# that opens streams without end (a stuck script) comes back once in 5 minutes, not at once.
+CLOSED_RETRY_MS = 300_000
 
 
 class Shown(NamedTuple):
@@ -76,10 +80,13 @@ def changes(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
     request (its session, language and token): nothing, a database connection least of
     all, is held while the stream waits.
     """
-    with feed_of(app).watching(match_id) as watch:
+    with feed_of(app).watching(match_id, environ.get("REMOTE_ADDR", "")) as stream:
         yield f"retry: {RETRY_MS}\n\n"
         while True:
-            stamp = watch.changed(whole(shown.version), HEARTBEAT)
+            stamp = stream.changed(whole(shown.version), HEARTBEAT)
+            if stream.closed:  # too many streams of the match were open
+                yield f"retry: {CLOSED_RETRY_MS}\n\n"
+                return
             if stamp is None:
                 return  # the match is gone: the page's next request says so
             if str(stamp[0]) == shown.version:

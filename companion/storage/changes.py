@@ -16,6 +16,13 @@ own way (``companion.storage.follower``):
 The watcher is a thread, and a greenlet under gevent's monkey-patching (the server's
 worker): it runs only while some stream watches, and each stream waits on an event of
 its match's own, so a change wakes only that match's streams.
+
+Each stream costs a greenlet, a socket and a wake per change, so a process holds at most
+``PER_CLIENT`` streams of one match from one client address and ``PER_MATCH`` of one
+match in all. A new stream past a bound closes the oldest one it shares the bound with,
+and is never refused: a phone's reconnect always gets through, and a phone whose stream
+was closed reconnects by itself. The client bound is per match, not per address alone: a
+whole table behind one proxy (Caddy, a club's) comes from one address.
 """
 
 from __future__ import annotations
@@ -36,6 +43,10 @@ from companion.storage import follower
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER = 1.0  # seconds before a watcher whose database failed tries again
+# Open streams of one match a process holds: from one client address, and in all. A
+# table has at most 10 phones and a TV; a phone holds one stream a page.
+PER_CLIENT = 20
+PER_MATCH = 100
 
 # A match's stamp: its versions and link tokens, read by the replay (``state``), the
 # live polls (before Flask, too) and the watcher here; one statement for one match, one
@@ -51,7 +62,7 @@ class Watch:
     def __init__(self):
         self.stamp: tuple | None = None
         self.event = threading.Event()
-        self.streams = 0
+        self.streams: list[Stream] = []  # open, oldest first
 
     def moved(self, stamp: tuple | None) -> None:
         """Take a new stamp; wake the streams waiting when it differs."""
@@ -61,42 +72,86 @@ class Watch:
         woken, self.event = self.event, threading.Event()
         woken.set()
 
-    def changed(self, version: int | None, timeout: float) -> tuple | None:
-        """The stamp once its version is not ``version`` (or ``timeout`` passed)."""
+    def changed(self, version: int | None, timeout: float, stream=None) -> tuple | None:
+        """The stamp once its version is not ``version``, or ``timeout`` passed, or
+        ``stream`` was closed."""
         deadline = time.monotonic() + timeout
         while self.stamp is not None and self.stamp[0] == version:
             left = deadline - time.monotonic()
-            if left <= 0 or not self.event.wait(left):
+            if (stream and stream.closed) or left <= 0 or not self.event.wait(left):
                 break
         return self.stamp
+
+    def wake(self) -> None:
+        """Wake every stream of the match: one was closed, the others wait on."""
+        woken, self.event = self.event, threading.Event()
+        woken.set()
+
+
+class Stream:
+    """One open stream of a watched match, from one client address."""
+
+    def __init__(self, watch: Watch, client: str):
+        self.watch, self.client = watch, client
+        self.closed = False
+
+    @property
+    def stamp(self) -> tuple | None:
+        """The match's latest stamp."""
+        return self.watch.stamp
+
+    def changed(self, version: int | None, timeout: float) -> tuple | None:
+        """The match's stamp once its version is not ``version``, after ``timeout``, or
+        at once when this stream is closed (``closed`` then says so)."""
+        return self.watch.changed(version, timeout, self)
+
+    def close(self) -> None:
+        """Close the stream: it ends at once, its phone reconnects."""
+        self.closed = True
+        self.watch.wake()
 
 
 class Feed:
     """The watched matches of this process, and the watcher that keeps their stamps."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, per_client: int = PER_CLIENT, per_match: int = PER_MATCH):
         self.engine = engine
+        self.per_client, self.per_match = per_client, per_match
         self.watches: dict[int, Watch] = {}
         self.lock = threading.Lock()
         self.watcher: threading.Thread | None = None
 
     @contextlib.contextmanager
-    def watching(self, match_id: int) -> Iterator[Watch]:
-        """Watch a match while the block runs; its stamp is read first."""
+    def watching(self, match_id: int, client: str = "") -> Iterator[Stream]:
+        """A stream of a match from ``client`` while the block runs; the match's stamp is
+        read first. Past a bound, the oldest stream it shares the bound with is closed."""
         with self.lock:
             watch = self.watches.setdefault(match_id, Watch())
-            watch.streams += 1
+            stream = Stream(watch, client)
+            watch.streams.append(stream)
+            self.close_the_oldest(watch, client)
             if self.watcher is None:
                 self.watcher = threading.Thread(target=self.run, daemon=True, name="match-changes")
                 self.watcher.start()
         try:
             watch.moved(self.read([match_id]).get(match_id))
-            yield watch
+            yield stream
         finally:
             with self.lock:
-                watch.streams -= 1
+                if stream in watch.streams:
+                    watch.streams.remove(stream)
                 if not watch.streams:
                     self.watches.pop(match_id, None)
+
+    def close_the_oldest(self, watch: Watch, client: str) -> None:
+        """Close the match's oldest streams past the bounds: from ``client``, then in all."""
+        from_client = [stream for stream in watch.streams if stream.client == client]
+        closing = from_client[: max(0, len(from_client) - self.per_client)]
+        left = [stream for stream in watch.streams if stream not in closing]
+        closing += left[: max(0, len(left) - self.per_match)]
+        for stream in closing:
+            watch.streams.remove(stream)
+            stream.close()
 
     def read(self, ids) -> dict[int, tuple]:
         """The stamps of these matches (a match that is gone is left out)."""
@@ -138,5 +193,6 @@ def feed_of(app) -> Feed:
     feed = app.extensions.get("companion.changes")
     if feed is None:
         with app.app_context():
-            feed = app.extensions.setdefault("companion.changes", Feed(db.engine))
+            bounds = (app.config["STREAMS_PER_CLIENT"], app.config["STREAMS_PER_MATCH"])
+            feed = app.extensions.setdefault("companion.changes", Feed(db.engine, *bounds))
     return feed

@@ -26,10 +26,12 @@ def short_heartbeat(monkeypatch):
 class Stream:
     """A stream read by a thread of its own, event by event (comments too)."""
 
-    def __init__(self, client, path: str, **headers):
-        self.response = client.get(path, headers=headers, buffered=False)
+    def __init__(self, client, path: str, address: str = "127.0.0.1", **headers):
+        environ = {"REMOTE_ADDR": address}
+        self.response = client.get(path, headers=headers, buffered=False, environ_base=environ)
         self.events: queue.Queue = queue.Queue()
         self.stopped = threading.Event()
+        self.ended = threading.Event()  # the server ended the stream
         self.thread = threading.Thread(target=self.read, daemon=True)
         self.thread.start()
 
@@ -45,6 +47,8 @@ class Stream:
                 while "\n\n" in pending:
                     block, pending = pending.split("\n\n", 1)
                     self.events.put(block)
+            else:
+                self.ended.set()
         finally:
             self.response.close()
 
@@ -234,3 +238,39 @@ def test_a_new_game_started_elsewhere_is_pushed(app, client):
 @PUSH
 def test_a_stream_of_a_match_that_does_not_exist_is_404(client):
     assert client.get("/matches/999/events").status_code == 404
+
+
+@pytest.mark.app_config(LIVE_PUSH=True, STREAMS_PER_CLIENT=2, STREAMS_PER_MATCH=4)
+def test_past_the_bounds_the_oldest_stream_closes_and_the_others_get_every_change(
+    app, client, table
+):
+    """A client address holds 2 streams of a match here (20 when serving), a match 4:
+    a new stream is never refused; the oldest it shares a bound with ends, and its
+    phone reconnects. Another phone's stream is not touched by one address's flood."""
+    (anna, ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    path = f"/matches/{match_id}/events?since={version}&table={table_version}"
+    other, flood, later = opened(client, path, "192.168.1.7"), [], []  # another phone
+    try:
+        flood += [opened(client, path, "192.168.1.66") for _ in range(3)]
+        assert flood[0].ended.wait(WAIT)  # the oldest of its address
+        assert flood[0].events.queue[-1] == f"retry: {push.CLOSED_RETRY_MS}"  # polls meanwhile
+        assert not flood[1].ended.is_set() and not other.ended.is_set()
+        later += [opened(client, path, f"192.168.1.{n}") for n in (8, 9)]
+        # 5 streams for 4 places: the oldest of the match, the other phone's, ends
+        assert other.ended.wait(WAIT)
+        enter_round(client, match_id, {ben: 42})
+        for stream in [*flood[1:], *later]:
+            assert stream.next_change()["id"].split()[0] == str(version + 1)
+            assert not stream.ended.is_set()
+    finally:
+        for stream in [other, *flood, *later]:
+            stream.close()
+
+
+def opened(client, path: str, address: str) -> Stream:
+    """A stream from ``address``, once the server holds it open (its first event)."""
+    stream = Stream(client, path, address=address)
+    assert stream.next().startswith("retry:")
+    return stream
