@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD
 from companion.private import FILE_MODE, FOLDER_MODE, tighten
 from companion.storage import sqlite_uri
 from companion.storage.changes import PER_CLIENT, PER_MATCH
@@ -63,6 +64,9 @@ def configure(app: Flask, test_config: dict | None) -> None:
         # closes and its page reconnects (companion.storage.changes).
         STREAMS_PER_CLIENT=PER_CLIENT,
         STREAMS_PER_MATCH=PER_MATCH,
+        # What a household holds at most (companion.models; COMPANION_PLAYERS_HELD, ...).
+        PLAYERS_HELD=MAX_PLAYERS_HELD,
+        MATCHES_HELD=MAX_MATCHES_HELD,
         # How often a match page polls while it has no stream (None: never, for tests).
         LIVE_POLL="2s",
         # Where the household plays, as a finished match's BG Stats play names it

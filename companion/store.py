@@ -41,7 +41,16 @@ from sqlalchemy.exc import IntegrityError
 from companion import storage
 from companion.db import WRITE, WRITE_WAIT, db
 from companion.derived import Rebuilt, match_rows_going, rebuild, refresh_results
-from companion.models import Correction, Game, Match, PendingCard, Player, Round, Seat, utcnow
+from companion.models import (
+    Correction,
+    Game,
+    Match,
+    PendingCard,
+    Player,
+    Round,
+    Seat,
+    utcnow,
+)
 from companion.rules import EndCondition
 from companion.rules.names import name_key
 from companion.state import MatchState, current_state
@@ -103,6 +112,29 @@ class Change:
     replay: tuple[int, ...] = ()
 
 
+class Full(Exception):
+    """The household holds as many players (or matches) as it may (``models``'s caps):
+    nothing was stored."""
+
+    def __init__(self, model: type[Player] | type[Match]):
+        super().__init__(model.__name__)
+        self.model = model
+
+
+def room_for(model: type[Player] | type[Match], adding: int = 1) -> None:
+    """Raise ``Full`` unless the household has room for ``adding`` more (inside a write,
+    which on SQLite holds every other writer off; on PostgreSQL two writes at once may pass
+    the cap by one each, which costs nothing it protects)."""
+    cap = held_at_most(model)
+    if db.session.scalar(select(func.count()).select_from(model)) + adding > cap:
+        raise Full(model)
+
+
+def held_at_most(model: type[Player] | type[Match]) -> int:
+    """The cap on the household's players or matches (``models``; the app's config)."""
+    return current_app.config["PLAYERS_HELD" if model is Player else "MATCHES_HELD"]
+
+
 class MovedOn(Exception):
     """The match changed between the check and the write: check again."""
 
@@ -157,6 +189,7 @@ def create_match(
     key, in a race with another phone): nothing is stored."""
     try:
         with writing():
+            room_for(Match)
             match = Match(end_kind=end.kind, end_value=end.value, pro=pro)
             players = [db.session.get(Player, player_id) for player_id in seats]
             if new_name:
@@ -169,7 +202,8 @@ def create_match(
 
 
 def new_player(name: str) -> Player:
-    """Add a player to the session (inside a write)."""
+    """Add a player to the session (inside a write); ``Full`` at the cap."""
+    room_for(Player)
     player = Player(name=name, name_key=name_key(name))
     db.session.add(player)
     return player
@@ -241,6 +275,7 @@ def start_rematch(old_id: int, make: Callable[[], Match]) -> int:
         existing = db.session.scalar(select(Match.rematch_id).where(Match.id == old_id))
         if existing is not None:
             return existing
+        room_for(Match)
         match = make()
         db.session.add(match)
         db.session.flush()

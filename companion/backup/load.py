@@ -215,6 +215,8 @@ class Import:
         connection, tables = self.connection, self.stage_tables
         added, statement = add_players(tables)
         self.report.players_added = connection.scalar(added)
+        held(connection, Player, self.report.players_added)
+        held(connection, Match, self.counts["match"])
         connection.execute(statement)
         connection.execute(map_players(tables))
         offsets = {
@@ -229,6 +231,20 @@ class Import:
             connection.execute(merge_statement(model, tables, offsets))
         derived.rate_imported(connection, offsets["match"])
         return offsets
+
+
+def held(connection: Connection, model, adding: int) -> None:
+    """Refuse the import (inside its write: nothing is stored) when the household would
+    hold more players or matches than it may (``models``'s caps)."""
+    total = connection.scalar(select(func.count()).select_from(model)) + adding
+    cap = store.held_at_most(model)
+    if not adding or total <= cap:
+        return
+    if model is Player:
+        problem = N_("With this file the household would have %(count)s players, at most %(cap)s.")
+    else:
+        problem = N_("With this file the household would have %(count)s matches, at most %(cap)s.")
+    raise BackupError(problem, count=f"{total:,}", cap=f"{cap:,}")
 
 
 def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:

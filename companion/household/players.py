@@ -9,8 +9,9 @@ from sqlalchemy import exists, func, select
 from companion.db import db
 from companion.models import Player, Seat
 from companion.rules.names import clean_name, name_key
-from companion.store import add_player, archive_player, delete_player, rename_player
+from companion.store import Full, add_player, archive_player, delete_player, rename_player
 from companion.web.htmx import render
+from companion.web.present import players_full
 
 bp = Blueprint("players", __name__, url_prefix="/players")
 
@@ -57,8 +58,11 @@ def index():
 def create():
     """Add a player: checked first without the write lock, then stored briefly."""
     name, error = check_new_name(request.form.get("name"))
-    if error is None and not add_player(name):
-        error = gettext("There is already a player called %(name)s.", name=name)
+    try:
+        if error is None and not add_player(name):
+            error = gettext("There is already a player called %(name)s.", name=name)
+    except Full:
+        error = players_full()
     if error:
         return render(
             "players/index.html",

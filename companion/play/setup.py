@@ -12,7 +12,7 @@ from companion.household.players import check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.play.blueprint import bp
 from companion.state import current_state, get_match
-from companion.store import create_match, start_rematch
+from companion.store import Full, create_match, start_rematch
 from companion.web import present
 from companion.web.access import grant, require_player
 from companion.web.htmx import render
@@ -94,7 +94,11 @@ def create():
         errors["deck"] = gettext("The pro variant is for 2 to 6 players.")
     if errors:
         return new_match_form(errors), 422
-    match = create_match(end, pro, seats, new_name)
+    try:
+        match = create_match(end, pro, seats, new_name)
+    except Full as full:
+        message = present.matches_full() if full.model is Match else present.players_full()
+        return new_match_form({"new_player" if full.model is Player else "seats": message}), 422
     if match is None:
         return new_match_form({"new_player": gettext("That name was just taken.")}), 422
     grant(match.id, match.player_token)  # the phone that starts a match holds its player link
@@ -169,7 +173,10 @@ def rematch(match_id: int):
         match.seats = [Seat(player_id=pid, position=index) for index, pid in enumerate(seats, 1)]
         return match
 
-    new_id = start_rematch(match_id, make)
+    try:
+        new_id = start_rematch(match_id, make)
+    except Full:
+        return render("matches/rematch_refused.html", match=old, full=present.matches_full()), 409
     rematched = db.session.get(Match, new_id)
     grant(new_id, rematched.player_token)  # like a new match: this phone holds its link
     return redirect(url_for("play.show", match_id=new_id), code=303)

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from flask_babel import get_locale, gettext, ngettext
+from flask import current_app
+from flask_babel import format_number, get_locale, gettext, ngettext
 
 from companion import rules
 
@@ -224,3 +225,21 @@ def field_for(error: rules.RuleError, card: str, row: str | None = None) -> str:
     if isinstance(subject, int):
         return card.format(subject)
     return "form"
+
+
+def players_full() -> str:
+    """What a phone is told when the household holds as many players as it may."""
+    return gettext(
+        "The household has %(cap)s players, as many as it can hold. Delete a player who "
+        "never played to make room.",
+        cap=format_number(current_app.config["PLAYERS_HELD"]),
+    )
+
+
+def matches_full() -> str:
+    """What a phone is told when the household holds as many matches as it may."""
+    return gettext(
+        "The household has %(cap)s matches, as many as it can hold. Export a backup, "
+        "then delete old matches to make room.",
+        cap=format_number(current_app.config["MATCHES_HELD"]),
+    )
