@@ -298,3 +298,23 @@ def trio(client):
     """Anna, Ben and Cleo at the table in a default match."""
     ids = add_players(client, "Anna", "Ben", "Cleo")
     return ids, start_match(client, ids)
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A function that starts the real server (`python -m companion.serve`, gevent
+    workers; env as keyword arguments) and stops it after the test; an app the test
+    writes through shares its database (tests/phones.py)."""
+    from phones import start_server, stop  # phones imports this module
+
+    require(HTMX_FILE.exists(), f"{HTMX_FILE} missing: run `make test` (npm install)")
+    servers = []
+
+    def start(port=None, **env):
+        server, port = start_server(tmp_path, port=port, **env)
+        servers.append(server)
+        return server, port
+
+    yield start
+    for server in servers:
+        stop(server)

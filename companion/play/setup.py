@@ -14,7 +14,7 @@ from companion.play.blueprint import bp
 from companion.state import current_state, get_match
 from companion.store import Full, create_match, start_rematch
 from companion.web import present
-from companion.web.access import grant, require_player
+from companion.web.access import follow, grant, require_player
 from companion.web.htmx import render
 
 END_KINDS = (rules.MORE_THAN, rules.AT_LEAST, rules.GAMES)
@@ -177,6 +177,26 @@ def rematch(match_id: int):
         new_id = start_rematch(match_id, make)
     except Full:
         return render("matches/rematch_refused.html", match=old, full=present.matches_full()), 409
-    rematched = db.session.get(Match, new_id)
-    grant(new_id, rematched.player_token)  # like a new match: this phone holds its link
-    return redirect(url_for("play.show", match_id=new_id), code=303)
+    follow(old, db.session.get(Match, new_id))  # like a new match: this phone holds its link
+    return to_the_page(url_for("play.show", match_id=new_id))
+
+
+@bp.get("/matches/<id:match_id>/rematch")
+def follow_rematch(match_id: int):
+    """The match's rematch, for a phone of the table: it holds the rematch's link at the
+    level it held this one's (and its "I am"), so nobody scans a code again."""
+    old = get_match(match_id)
+    if old.rematch_id is None:
+        return redirect(url_for("play.show", match_id=old.id), code=303)
+    follow(old, get_match(old.rematch_id))
+    endpoint = "play.table_view" if request.args.get("view") == "table" else "play.show"
+    return redirect(url_for(endpoint, match_id=old.rematch_id), code=303)
+
+
+def to_the_page(url: str):
+    """A redirect that htmx follows as a whole page load, so the address, the page's
+    event stream and its title are the new match's (a boosted form showed the rematch
+    under the old address, and a reload went back)."""
+    if request.headers.get("HX-Request") == "true":
+        return "", 204, {"HX-Redirect": url}
+    return redirect(url, code=303)

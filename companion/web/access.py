@@ -85,3 +85,17 @@ def me(match_id: int) -> int | None:
     """The player this phone said it is, for entering only their own card."""
     value = session.get(ME, {}).get(str(match_id))
     return value if isinstance(value, int) else None
+
+
+def follow(old: Match, new: Match) -> None:
+    """Give this phone the link of ``new`` (a rematch of ``old``) at the level it holds on
+    ``old``, and its "I am" when that player sits in ``new`` too: every phone of the
+    table follows the rematch with one tap, and the TV by itself."""
+    level, held = access(old), access(new)
+    if level is None:
+        return
+    if held is None or (level == PLAYER and held != PLAYER):
+        grant(new.id, new.player_token if level == PLAYER else new.watch_token)
+    player = me(old.id)
+    if player is not None and me(new.id) is None and player in {s.player_id for s in new.seats}:
+        session[ME] = newest({**session.get(ME, {}), str(new.id): player})

@@ -165,6 +165,16 @@
   document.addEventListener("htmx:afterSettle", yourTurn);
   document.addEventListener("htmx:sseMessage", yourTurn);
 
+  // The TV follows a rematch by itself: its link, pushed into the finished match's table
+  // view, is marked data-follow (matches/_rematch.html).
+  function followRematch() {
+    var link = document.querySelector("#match.tv a.rematch[data-follow]");
+    if (link) window.location.assign(link.href);
+  }
+  document.addEventListener("DOMContentLoaded", followRematch);
+  document.addEventListener("htmx:afterSettle", followRematch);
+  document.addEventListener("htmx:sseMessage", followRematch);
+
   // Keep the screen awake during a match, where the browser allows it.
   var wakeLock = null;
   var asking = false;

@@ -7,10 +7,9 @@ from contextlib import contextmanager
 
 import conftest
 import pytest
-from chromium import HTMX_FILE
-from conftest import new_phone_context, require
+from conftest import new_phone_context
 from driver import tokens
-from phones import FormPhone, joined, start_server, stop
+from phones import FormPhone, joined, stop
 from playwright.sync_api import expect
 from servers import CSRF
 
@@ -20,23 +19,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NO_POLL = {"COMPANION_LIVE_POLL": "null"}  # the page never polls: only pushes arrive
 PUSHED_WITHIN_MS = 1000  # the other phone and the TV show a round this soon (typically 50 ms)
-
-
-@pytest.fixture
-def served(tmp_path):
-    """A function that starts the real server (env as keyword arguments) and stops it
-    after the test; the app the test writes through shares its database."""
-    require(HTMX_FILE.exists(), f"{HTMX_FILE} missing: run `make test` (npm install)")
-    servers = []
-
-    def start(port=None, **env):
-        server, port = start_server(tmp_path, port=port, **env)
-        servers.append(server)
-        return server, port
-
-    yield start
-    for server in servers:
-        stop(server)
 
 
 def database_app(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from driver import (
     add_players,
     enter_round,
+    i_am,
     phone,
     play_game,
     score_game,
@@ -191,7 +192,63 @@ def test_a_match_with_a_rematch_leads_to_it(client, app):
     for page in (f"/matches/{old}", f"/matches/{old}/scoreboard", "/"):
         html = client.get(page).text
         assert f'action="/matches/{old}/rematch"' not in html, page
-        assert f'href="/matches/{new}"' in html and f"Rematch: match {new}" in html, page
+        assert f'href="/matches/{old}/rematch"' in html and f"Rematch: match {new}" in html, page
+
+
+def test_every_phone_of_the_table_follows_the_rematch_with_its_link_and_its_i_am(client, app):
+    """Issue 31: after a rematch, each other phone had to scan a new code and say who it
+    is again. Through the finished match's link to its rematch, a player phone holds the
+    rematch's player link and its "I am", the TV its watch link; a stranger nothing."""
+    anna, ben, cleo = add_players(client, "Anna", "Ben", "Cleo")
+    old = start_match(client, [anna, ben, cleo], end_kind="games", end_value=1)
+    player_token, watch_token = tokens(app, old)
+    bens_phone, tv, stranger = (
+        phone(app, old, player_token),
+        phone(app, old, watch_token),
+        phone(app),
+    )
+    i_am(bens_phone, old, ben)
+    score_game(client, old, {anna: 3, ben: 5, cleo: 8})
+    started = client.post(f"/matches/{old}/rematch")
+    new = int(re.search(r"/matches/(\d+)$", started.headers["Location"]).group(1))
+    followed = bens_phone.get(f"/matches/{old}/rematch")
+    assert followed.status_code == 303 and followed.headers["Location"] == f"/matches/{new}"
+    assert start_game(bens_phone, new, [1, 2, 3, 4]).status_code == 303  # a player
+    assert "You are Ben on this phone" in bens_phone.get(f"/matches/{new}").text
+    watched = tv.get(f"/matches/{old}/rematch?view=table")
+    assert watched.headers["Location"] == f"/matches/{new}/table"
+    assert tv.post(f"/matches/{new}/invite/renew").status_code == 403  # watches only
+    assert f"/matches/{new}/invite" in tv.get(f"/matches/{new}").text  # its watch link
+    stranger.get(f"/matches/{old}/rematch")
+    assert stranger.get(f"/matches/{new}/invite").status_code == 403
+
+
+def test_the_tv_view_marks_the_rematch_link_to_follow_and_a_phone_does_not(client, app):
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    client.post(f"/matches/{old}/rematch")
+    tv_page = client.get(f"/matches/{old}/table").text
+    assert f'href="/matches/{old}/rematch?view=table" data-follow' in tv_page
+    assert "data-follow" not in client.get(f"/matches/{old}").text
+
+
+def test_a_boosted_rematch_loads_the_new_page_so_the_address_follows(client, app):
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    boosted = client.post(
+        f"/matches/{old}/rematch", headers={"HX-Request": "true", "HX-Boosted": "true"}
+    )
+    assert boosted.status_code == 204
+    assert re.fullmatch(r"/matches/\d+", boosted.headers["HX-Redirect"])
+
+
+def test_the_link_to_a_rematch_not_started_leads_back_to_the_match(client):
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    response = client.get(f"/matches/{old}/rematch")
+    assert response.status_code == 303 and response.headers["Location"] == f"/matches/{old}"
 
 
 def test_deleting_a_rematch_offers_rematch_again(client):
