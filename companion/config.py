@@ -80,6 +80,11 @@ def configure(app: Flask, test_config: dict | None) -> None:
         # loopback alone the links stay on loopback, and the invite says that other phones
         # cannot reach it (companion.web.network.loopback_only).
         HOST=None,
+        # HTTPS: the certificate and its key (COMPANION_CERT, COMPANION_KEY; PEM files), which
+        # serve.py hands to gunicorn; links printed outside a request then say https://
+        # (companion.web.tls). Unset: plain HTTP.
+        CERT=None,
+        KEY=None,
     )
     app.config.from_prefixed_env("COMPANION")
     app.config.pop("DATABASE_URL", None)

@@ -1,9 +1,10 @@
 """Serve the companion on the local network: `python -m companion.serve`.
 
-It binds the port first (a busy port is one line, before anything else), checks and
-migrates the database, prints the address phones should open with a QR code, and
-serves: with gunicorn's gevent workers on POSIX, or with waitress in this one process
-(Windows, or ``--workers 1``).
+It binds the port first (a busy port is one line, before anything else but a certificate
+it cannot use), checks and migrates the database, prints the address phones should open
+with a QR code, and serves: with gunicorn's gevent workers on POSIX, or with waitress in
+this one process (Windows, or ``--workers 1``). With a certificate (COMPANION_CERT,
+COMPANION_KEY) gunicorn serves HTTPS, and the address and the links say https://.
 """
 
 import sys
@@ -17,6 +18,7 @@ if __name__ == "__main__" and sys.platform != "win32":
 
 import argparse
 import errno
+import functools
 import gc
 import os
 import signal
@@ -37,6 +39,7 @@ from companion.models import Seat
 from companion.store import rebuild_matches
 from companion.web.faults import StorageError
 from companion.web.network import is_loopback, phone_url, print_qr
+from companion.web.tls import certificate_problem, scheme
 
 try:
     import resource
@@ -84,10 +87,44 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=int(os.environ.get("COMPANION_WORKERS", default_workers())),
         help="server processes (default: one per CPU core, at most 4)",
     )
+    parser.add_argument(
+        "--cert",
+        default=os.environ.get("COMPANION_CERT") or None,
+        help="serve HTTPS with this certificate (PEM; default: COMPANION_CERT)",
+    )
+    parser.add_argument(
+        "--key",
+        default=os.environ.get("COMPANION_KEY") or None,
+        help="the certificate's private key (PEM; default: COMPANION_KEY, else in --cert)",
+    )
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     return args
+
+
+def tls_problem(args: argparse.Namespace) -> str | None:
+    """One line that says why the HTTPS asked for cannot be served, or None.
+
+    Waitress (Windows, ``--workers 1``) has no TLS. Serving plain HTTP instead would print
+    http:// links and QR codes the household did not ask for, and the phones that saved
+    the https:// address (or installed the app from it) would fail: better not to start.
+    """
+    if args.key and not args.cert:
+        return "COMPANION_KEY is set but COMPANION_CERT is not: set both for HTTPS."
+    if not args.cert:
+        return None
+    if BaseApplication is object:
+        return (
+            "This computer's server (waitress, on Windows) cannot serve HTTPS: unset "
+            "COMPANION_CERT and put Caddy in front (README: HTTPS at home)."
+        )
+    if args.workers == 1:
+        return (
+            "One worker is served by waitress, which cannot serve HTTPS: use --workers 2 "
+            "or more with COMPANION_CERT, or put Caddy in front (README: HTTPS at home)."
+        )
+    return certificate_problem(args.cert, args.key)
 
 
 def default_workers() -> int:
@@ -114,12 +151,16 @@ def one_server_at_a_time() -> Iterator[None]:
 def main(argv: list[str] | None = None) -> None:
     """Bind, migrate, show where to connect, and serve until stopped."""
     args = parse_args(argv)
+    problem = tls_problem(args)
+    if problem:
+        raise SystemExit(problem)
+    settings = {"HOST": args.host, "CERT": args.cert, "KEY": args.key}
     try:
         listener = bind(args.host, args.port)
     except OSError as error:
         raise SystemExit(cannot_listen(args.host, args.port, error)) from None
     try:
-        app = create_app({"HOST": args.host})
+        app = create_app(settings)
     except StorageError as error:
         raise SystemExit(error.format_message()) from None
     with app.app_context():
@@ -131,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
         listener.listen(BACKLOG)
     except OSError as error:
         raise SystemExit(cannot_listen(args.host, args.port, error)) from None
-    url = phone_url(args.host, args.port)
+    url = phone_url(args.host, args.port, scheme(settings))
     if is_loopback(args.host):
         print(
             f"Open {url} on this computer: it listens on {args.host} alone, so other phones "
@@ -146,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
         serve(app, listener)
     else:
         allow_open_files()
-        Gunicorn(listener, args.workers, args.host).run()
+        Gunicorn(listener, args.workers, settings).run()
 
 
 def allow_open_files() -> None:
@@ -211,10 +252,10 @@ class Gunicorn(BaseApplication):
     it sees its master gone, however the master died.
     """
 
-    def __init__(self, listener: socket.socket, workers: int, host: str):
+    def __init__(self, listener: socket.socket, workers: int, settings: dict):
         self.listener = listener
         self.workers = workers
-        self.host = host
+        self.settings = settings  # the app's: HOST, and CERT and KEY for HTTPS
         # gunicorn has no setting for its Server header (benoitc/gunicorn#825): its
         # responses take these two names from its http.wsgi module, set before any fork.
         gunicorn_wsgi.SERVER = gunicorn_wsgi.SERVER_SOFTWARE = SERVER_NAME
@@ -230,6 +271,12 @@ class Gunicorn(BaseApplication):
             "post_worker_init": start_worker,
             "pre_request": close_after_large_body,
         }
+        if self.settings["CERT"]:  # HTTPS: each worker wraps its connections in TLS
+            settings |= {
+                "certfile": self.settings["CERT"],
+                "keyfile": self.settings["KEY"],
+                "ssl_context": handshake_in_handler,
+            }
         for key, value in settings.items():
             self.cfg.set(key, value)
         overrides = self.cfg.parser().parse_args(self.cfg.get_cmd_args_from_env())
@@ -239,7 +286,16 @@ class Gunicorn(BaseApplication):
 
     def load(self):
         """The app, made in each worker after the fork."""
-        return create_app({"HOST": self.host})
+        return create_app(self.settings)
+
+
+def handshake_in_handler(_config, make_context):
+    """gunicorn's ssl_context hook: each connection's TLS handshake is made by gunicorn's
+    handler, which logs a failed one in a line (a phone that opened http://, a connection
+    closed at once), and not before it by gevent's server, which printed a traceback."""
+    context = make_context()
+    context.wrap_socket = functools.partial(context.wrap_socket, do_handshake_on_connect=False)
+    return context
 
 
 def first_heartbeat(_server, worker) -> None:

@@ -38,6 +38,7 @@ from companion.web.access import (
 from companion.web.headers import no_store
 from companion.web.htmx import render
 from companion.web.network import configured_base, loopback_only, print_qr
+from companion.web.tls import scheme
 
 
 @bp.get("/matches/<id:match_id>/join/<token>")
@@ -114,7 +115,7 @@ def invite_command(match_id: int) -> None:
     if match is None:
         raise click.ClickException(f"There is no match {match_id}.")
     port = os.environ.get("COMPANION_PORT", "8000")
-    base = configured_base(current_app.config, "http", "", port)
+    base = configured_base(current_app.config, scheme(current_app.config), "", port)
     with current_app.test_request_context():
         url = base + url_for("play.join", match_id=match.id, token=match.player_token)
     click.echo(f"The player link of match {match.id}: open it on a phone to enter cards.")

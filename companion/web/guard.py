@@ -155,4 +155,4 @@ def cross_site(error: CrossSite):
 def own_address() -> str:
     """Where phones reach the companion: PUBLIC_URL, else the LAN address and port."""
     port = request.environ.get("SERVER_PORT", "80")
-    return configured_base(current_app.config, "http", "", port) + "/"
+    return configured_base(current_app.config, request.scheme, "", port) + "/"

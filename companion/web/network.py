@@ -30,10 +30,10 @@ def lan_address() -> str:
         return "127.0.0.1"
 
 
-def phone_url(host: str, port: int) -> str:
+def phone_url(host: str, port: int, scheme: str = "http") -> str:
     """The URL a phone should open for a server bound to host:port (one bound to loopback
-    answers this machine alone: its own address then)."""
-    return phone_base("http", host, port, listening=host) + "/"
+    answers this machine alone: its own address then); ``scheme`` https when it serves TLS."""
+    return phone_base(scheme, host, port, listening=host) + "/"
 
 
 def phone_base(
