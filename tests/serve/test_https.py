@@ -7,6 +7,8 @@ never gets: a secure context, and the screen's Wake Lock that keeps a match page
 A certificate the server cannot use stops the start in one line.
 """
 
+import base64
+import hashlib
 import re
 import ssl
 import subprocess
@@ -17,8 +19,10 @@ from pathlib import Path
 import conftest
 import pytest
 import trustme
-from chromium import HTMX_FILE, LAN_HOST, SSE_FILE
+from chromium import CHROMIUM, CHROMIUM_ARGS, HTMX_FILE, LAN_HOST, PHONE, SSE_FILE, route_cdn
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import PublicFormat
 from phones import FormPhone, NoRedirect, joined, server_env, start_server, stop, wait_for
 from playwright.sync_api import expect
 from servers import ROOT, SERVE, free_port
@@ -49,10 +53,15 @@ def authority() -> trustme.CA:
 
 
 @pytest.fixture
-def certificate(authority, tmp_path) -> dict[str, str]:
-    """COMPANION_CERT and COMPANION_KEY: a certificate for companion.lan and 127.0.0.1
-    (`mkcert companion.lan 127.0.0.1`) and its key, as files."""
-    leaf = authority.issue_cert(LAN_HOST, "127.0.0.1")
+def leaf(authority) -> trustme.LeafCert:
+    """The authority's certificate for companion.lan and 127.0.0.1, as
+    `mkcert companion.lan 127.0.0.1` makes one."""
+    return authority.issue_cert(LAN_HOST, "127.0.0.1")
+
+
+@pytest.fixture
+def certificate(leaf, tmp_path) -> dict[str, str]:
+    """COMPANION_CERT and COMPANION_KEY: the certificate and its key, as files."""
     cert, key = tmp_path / "companion.pem", tmp_path / "companion-key.pem"
     leaf.cert_chain_pems[0].write_to_path(str(cert))
     leaf.private_key_pem.write_to_path(str(key))
@@ -103,36 +112,65 @@ def test_the_server_serves_https_and_says_so_in_its_address_and_links(
     assert "Traceback" not in log.read_text()
 
 
+@pytest.fixture
+def trusting_browser(browser, leaf, tmp_path):
+    """A phone-sized Chromium that trusts the certificate, as a phone that installed the
+    authority's root does (Chromium's test switch pins its key; ignoring certificate
+    errors instead leaves the page secure but not installable)."""
+    conftest.require(HTMX_FILE.exists() and SSE_FILE.exists(), "htmx missing: run `make test`")
+    key = x509.load_pem_x509_certificate(leaf.cert_chain_pems[0].bytes()).public_key()
+    spki = key.public_bytes(serialization.Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
+    context = browser.browser_type.launch_persistent_context(
+        tmp_path / "chromium",
+        executable_path=CHROMIUM,
+        args=[*CHROMIUM_ARGS, f"--ignore-certificate-errors-spki-list={pin}"],
+        **PHONE,
+    )
+    route_cdn(context)
+    yield context
+    context.close()
+
+
+def installability_errors(page) -> set[str]:
+    """Why Chromium would not install the page as an app (none: it would)."""
+    session = page.context.new_cdp_session(page)
+    errors = session.send("Page.getInstallabilityErrors")["installabilityErrors"]
+    return {error["errorId"] for error in errors}
+
+
 @pytest.mark.browser
-def test_a_phone_over_https_is_a_secure_context_that_keeps_the_screen_awake(
-    browser, https_server, tmp_path
+def test_a_phone_over_https_keeps_the_screen_awake_and_may_install_the_app(
+    trusting_browser, https_server, tmp_path
 ):
     """Plain http://companion.lan is no secure context (test_browser_chooser): no Wake
     Lock. Over HTTPS the match page's own keep-awake (static/js/table.js) holds one."""
-    conftest.require(HTMX_FILE.exists() and SSE_FILE.exists(), "htmx missing: run `make test`")
     base = f"https://{LAN_HOST}:{https_server}"
     app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
     _, _, match_id, _ = joined(app, base, 0)
     with app.app_context():
         token = db.session.get(Match, match_id).player_token
-    # A certificate the phone does not know, passed as a phone that trusts mkcert's root.
-    context = conftest.new_phone_context(browser, ignore_https_errors=True)
-    try:
-        context.add_init_script(RECORD_WAKE_LOCKS)
-        page = context.new_page()
-        page.goto(f"{base}/matches/{match_id}/join/{token}")
-        assert page.url == f"{base}/matches/{match_id}"  # the join's redirect stays on https
-        assert page.evaluate("window.isSecureContext") is True
-        page.wait_for_function("window.heldWakeLocks.length === 1")
-        assert page.evaluate("window.heldWakeLocks[0].type") == "screen"
-        assert page.evaluate("window.heldWakeLocks[0].released") is False
-        # The match's event stream opens over TLS too (gevent's worker wraps it).
-        expect(page.locator("#stream")).to_have_attribute("data-stream", "open", timeout=30_000)
-        # A form sent over HTTPS passes the CSRF check, which asks for the Referer there.
-        page.get_by_role("button", name="I am Anna").click()
-        page.get_by_text("You are Anna on this phone.").wait_for()
-    finally:
-        context.close()
+    trusting_browser.add_init_script(RECORD_WAKE_LOCKS)
+    page = trusting_browser.new_page()
+    page.goto(f"{base}/matches/{match_id}/join/{token}")
+    assert page.url == f"{base}/matches/{match_id}"  # the join's redirect stays on https
+    assert page.evaluate("window.isSecureContext") is True
+    page.wait_for_function("window.heldWakeLocks.length === 1")
+    assert page.evaluate("window.heldWakeLocks[0].type") == "screen"
+    assert page.evaluate("window.heldWakeLocks[0].released") is False
+    # The match's event stream opens over TLS too (gevent's worker wraps it).
+    expect(page.locator("#stream")).to_have_attribute("data-stream", "open", timeout=30_000)
+    # A form sent over HTTPS passes the CSRF check, which asks for the Referer there.
+    page.get_by_role("button", name="I am Anna").click()
+    page.get_by_text("You are Anna on this phone.").wait_for()
+    # Its manifest makes an app Chromium would install (no service worker needed).
+    assert installability_errors(page) == set()
+
+
+@pytest.mark.browser
+def test_over_plain_http_a_phone_cannot_install_the_app(page, lan_server):
+    page.goto(lan_server + "/")
+    assert "not-from-secure-origin" in installability_errors(page)
 
 
 def test_flask_invite_prints_an_https_link_when_the_server_serves_https(app, table):
