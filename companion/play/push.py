@@ -8,9 +8,10 @@ own entry forms only when what it can enter changed (a card being typed survives
 
 Each event's id says what the phone now shows (version, table version, form key):
 EventSource sends it back as Last-Event-ID when it reconnects, and the stream goes on
-from there, so nothing is missed. A comment every ``HEARTBEAT`` seconds keeps proxies
-and phones from dropping a quiet stream. A server that cannot hold streams open (one
-with threads, such as waitress) answers 204, and the page polls as before.
+from there, so nothing is missed. An "alive" event every ``HEARTBEAT`` seconds keeps
+proxies and phones from dropping a quiet stream, and tells the page the stream still
+works. A server that cannot hold streams open (one with threads, such as waitress)
+answers 204, and the page polls as before.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ from companion.play.live import read_stamp, regions, view_named
 from companion.rules import whole_number
 from companion.store import feed_of
 
-HEARTBEAT = 15.0  # seconds between keep-alive comments on a quiet stream
+HEARTBEAT = 15.0  # seconds between "alive" events on a quiet stream
+# A comment would keep proxies from dropping the stream too, but EventSource never tells
+# a page of one: an event lets table.js notice a stream gone silent (a sleeping access
+# point, a half-dead NAT) and open a new one.
+ALIVE = "event: alive\ndata: \n\n"
 RETRY_MS = 1000  # how soon EventSource reconnects after a dropped stream
 # ... after a stream closed because its client or match held too many: the oldest of
 # them, a tab left open, say. Its page polls every 2 s meanwhile (table.js), and a client
@@ -90,7 +95,7 @@ def changes(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
             if stamp is None:
                 return  # the match is gone: the page's next request says so
             if str(stamp[0]) == shown.version:
-                yield ": still here\n\n"
+                yield ALIVE
                 continue
             with app.request_context(environ):
                 html, form_key = regions(match_id, stamp, shown.table, shown.form, view)

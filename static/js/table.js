@@ -125,6 +125,32 @@
     if (streamWasOpen) offline(true);
   });
   document.addEventListener("htmx:sseMessage", function () { offline(false); });
+
+  // A stream can stay open and go silent (a sleeping access point, a half-dead NAT):
+  // EventSource then never errs. The server sends an event at least every 15 s; after
+  // 40 s of nothing, say so, poll, and open a new stream from what the page shows now
+  // (the poller's address holds the versions and form key of the last change).
+  var SILENT_MS = 40000;
+  var lastHeard = 0;
+  function heard() { lastHeard = Date.now(); }
+  document.addEventListener("htmx:sseOpen", heard);
+  document.addEventListener("htmx:sseMessage", heard);
+  function reopenStream() {
+    var stream = document.getElementById("stream");
+    var poller = document.getElementById("poll");
+    if (!stream || !window.htmx) return;
+    var fresh = stream.cloneNode(false);
+    var current = poller && poller.getAttribute("hx-get");
+    if (current) fresh.setAttribute("sse-connect", current.replace("/live?", "/events?"));
+    htmx.swap(stream, fresh.outerHTML, { swapStyle: "outerHTML" }); // closes the old one
+  }
+  setInterval(function () {
+    if (!streamOpen || Date.now() - lastHeard < SILENT_MS) return;
+    streamOpen = false;
+    streamIs("reconnecting");
+    offline(true);
+    reopenStream(); // the poller asks meanwhile, as after any drop
+  }, 5000);
   document.addEventListener("htmx:confirm", function (event) {
     if (streamOpen && event.target.id === "poll") event.preventDefault();
   });

@@ -185,13 +185,14 @@ def test_the_entry_form_comes_only_when_what_the_phone_can_enter_changed(app, cl
 
 
 @PUSH
-def test_a_quiet_stream_sends_a_comment_to_stay_open(app, client, table):
+def test_a_quiet_stream_sends_an_event_to_stay_open(app, client, table):
     _ids, match_id = table
     version, table_version = versions_of(app, match_id)
     stream = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
     try:
         assert stream.next().startswith("retry:")
-        assert stream.next() == ": still here"  # every HEARTBEAT seconds (15 when serving)
+        # every HEARTBEAT seconds (15 when serving): an event, which the page hears
+        assert stream.next() == "event: alive\ndata: "
     finally:
         stream.close()
 
