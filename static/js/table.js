@@ -191,6 +191,64 @@
   document.addEventListener("htmx:afterSettle", yourTurn);
   document.addEventListener("htmx:sseMessage", yourTurn);
 
+  // What was typed survives a reload (a phone's browser restarts, a thumb pulls the page
+  // down): kept in sessionStorage under the form's data-keep-typed key (match, game,
+  // round; a correction's also its version), put back into the fields as the page
+  // brought them, and
+  // thrown away once the form was sent and taken, or once the match moved on (the key of
+  // the form shown is another). sessionStorage stays with the tab, over http too.
+  var TYPED = "companion-typed:";
+  function typedFields(form) {
+    return Array.prototype.slice.call(form.querySelectorAll("input:not([type=hidden]):not([type=radio]):not([type=checkbox]), textarea"));
+  }
+  function keep(form) {
+    var typed = {};
+    typedFields(form).forEach(function (field) { if (field.name && field.value) typed[field.name] = field.value; });
+    try {
+      if (Object.keys(typed).length) sessionStorage.setItem(TYPED + form.dataset.keepTyped, JSON.stringify(typed));
+      else sessionStorage.removeItem(TYPED + form.dataset.keepTyped);
+    } catch (error) { /* storage full or off: typing works as before */ }
+  }
+  function putBack() {
+    var shown = {};
+    document.querySelectorAll("form[data-keep-typed]").forEach(function (form) {
+      var key = TYPED + form.dataset.keepTyped;
+      shown[key] = true;
+      var typed = null;
+      try { typed = JSON.parse(sessionStorage.getItem(key) || "null"); } catch (error) { typed = null; }
+      if (!typed) return;
+      typedFields(form).forEach(function (field) {
+        // Not over what was typed since: only a field as the page brought it (empty, or
+        // the round as stored, in a correction).
+        if (typed[field.name] && field.value === field.defaultValue) field.value = typed[field.name];
+      });
+    });
+    // A form of the same kind and match with another key: the match moved on.
+    var kinds = Object.keys(shown).map(function (key) { return key.split(":game-")[0] + ":game-"; });
+    try {
+      for (var index = sessionStorage.length - 1; index >= 0; index--) {
+        var stored = sessionStorage.key(index);
+        if (stored && !shown[stored] && kinds.some(function (kind) { return stored.indexOf(kind) === 0; })) {
+          sessionStorage.removeItem(stored);
+        }
+      }
+    } catch (error) { /* nothing kept */ }
+  }
+  document.addEventListener("input", function (event) {
+    var form = event.target.closest && event.target.closest("form[data-keep-typed]");
+    if (form) keep(form);
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = event.detail && event.detail.elt;
+    var xhr = event.detail && event.detail.xhr;
+    if (!form || !form.matches || !form.matches("form[data-keep-typed]") || !xhr) return;
+    if (xhr.status >= 200 && xhr.status < 400) {
+      try { sessionStorage.removeItem(TYPED + form.dataset.keepTyped); } catch (error) { /* none */ }
+    }
+  });
+  document.addEventListener("DOMContentLoaded", putBack);
+  document.addEventListener("htmx:afterSettle", putBack);
+
   // The TV follows a rematch by itself: its link, pushed into the finished match's table
   // view, is marked data-follow (matches/_rematch.html).
   function followRematch() {
