@@ -2,6 +2,8 @@
 at a time, and its JSON is read as ``json.loads`` reads it, messages and places too."""
 
 import json
+import re
+import tracemalloc
 import weakref
 
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.backup import apart, check, load, parse
+from companion.backup.fields import BackupError
 from companion.backup.parse import load as load_json
 from companion.db import db
 
@@ -116,3 +119,25 @@ def test_an_import_holds_one_match_at_a_time(app, monkeypatch):
     assert max(alive) == 1  # the one being staged: the others are gone
     with app.app_context():
         assert db.session.scalar(db.text("SELECT count(*) FROM match")) == 1200
+
+
+@pytest.mark.parametrize(
+    "after, message",
+    [
+        ("[" * 40 + "]" * 40, "lists and objects nest more than 32 deep."),
+        ("12345678901234567", "a number has more than 15 digits."),
+    ],
+)
+def test_the_scans_skip_a_long_text_of_escapes_without_keeping_a_way_back(after, message):
+    """Skipping a string of a million escapes took 20 bytes each (a name of 64 MB of
+    escaped emoji: 1.4 GB) before the deep nesting or the long number after it was found."""
+    escapes = r"\ud83d\ude00" * 1_400_000  # 😀 again and again
+    raw = f'{{"a": "{escapes}", "b": {after}}}'.encode()
+    tracemalloc.start()
+    try:
+        with pytest.raises(BackupError, match=re.escape(message)):
+            load_json(raw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.2 * len(raw), f"{peak / 1e6:.1f} MB"
