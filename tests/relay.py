@@ -1,10 +1,12 @@
 """A TCP relay between Chromium and the server that a test can silence, as a sleeping
 access point or a half-dead NAT does: the event streams open through it stay open and
-pass nothing more, in either direction; new connections pass as before. Playwright's
+pass nothing more, in either direction; new connections pass as before. Or cut, as a
+Wi-Fi that drops: every connection closes until it is restored. Playwright's
 offline mode cannot do this: it does not touch a stream that is already open."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -22,7 +24,11 @@ class Pair:
         self.silent = False
 
     def close(self) -> None:
+        """Close both ends (shut down first: a close alone would not wake a thread
+        blocked reading it, and sends nothing while one is)."""
         for end in (self.phone, self.server):
+            with contextlib.suppress(OSError):  # closed already
+                end.shutdown(socket.SHUT_RDWR)
             end.close()
 
 
@@ -35,6 +41,7 @@ class Relay:
         self.port = self.listener.getsockname()[1]
         self.pairs: list[Pair] = []
         self.lock = threading.Lock()
+        self.down = False  # the Wi-Fi is down: every connection is dropped
         threading.Thread(target=self.accept, daemon=True).start()
 
     def accept(self) -> None:
@@ -43,6 +50,9 @@ class Relay:
                 phone, _ = self.listener.accept()
             except OSError:
                 return  # closed
+            if self.down:
+                phone.close()
+                continue
             server = socket.create_connection(("127.0.0.1", self.target))
             pair = Pair(phone, server)
             with self.lock:
@@ -75,6 +85,18 @@ class Relay:
         for pair in streams:
             pair.silent = True
         return len(streams)
+
+    def cut(self) -> None:
+        """The Wi-Fi drops: every connection closes, new ones close at once."""
+        self.down = True
+        with self.lock:
+            pairs, self.pairs = self.pairs, []
+        for pair in pairs:
+            pair.close()
+
+    def restore(self) -> None:
+        """The Wi-Fi is back."""
+        self.down = False
 
     def close(self) -> None:
         self.listener.close()

@@ -249,6 +249,51 @@
   document.addEventListener("DOMContentLoaded", putBack);
   document.addEventListener("htmx:afterSettle", putBack);
 
+  // An outbox: a card or a row choice sent while the server cannot be reached (Wi-Fi
+  // down) stays on the phone, marked "not sent yet", and goes again by itself as soon as
+  // the stream or any request gets through, as a second tap would: the server refuses a
+  // card twice and a form of a round that moved on (it says so, and the card stays typed).
+  var outbox = null;
+  var lastSubmitter = null;
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button");
+    if (button && button.form) lastSubmitter = button;
+  }, true);
+  function notSent(form, button, show) {
+    var notice = form.querySelector(".not-sent");
+    if (!show) { if (notice) notice.remove(); return; }
+    var text = document.getElementById("not-sent-text");
+    if (notice || !text) return;
+    notice = document.createElement("p");
+    notice.className = "not-sent field-error";
+    notice.setAttribute("role", "status");
+    notice.textContent = text.content.textContent;
+    var before = button || form.querySelector("button");
+    if (before) before.parentNode.insertBefore(notice, before);
+    else form.appendChild(notice);
+  }
+  document.addEventListener("htmx:sendError", function (event) {
+    var form = event.detail && event.detail.elt;
+    if (!form || form.tagName !== "FORM" || (form.method || "").toLowerCase() !== "post") return;
+    var button = lastSubmitter && lastSubmitter.form === form ? lastSubmitter : null;
+    outbox = { form: form, button: button };
+    notSent(form, button, true);
+  });
+  function sendTheOutbox() {
+    var waiting = outbox;
+    outbox = null;
+    if (!waiting || !document.body.contains(waiting.form)) return;
+    notSent(waiting.form, waiting.button, false);
+    if (waiting.button && document.body.contains(waiting.button)) waiting.button.click();
+    else waiting.form.requestSubmit();
+  }
+  document.addEventListener("htmx:sseOpen", sendTheOutbox);
+  window.addEventListener("online", sendTheOutbox);
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (xhr && xhr.status > 0 && outbox && event.detail.elt !== outbox.form) sendTheOutbox();
+  });
+
   // The TV follows a rematch by itself: its link, pushed into the finished match's table
   // view, is marked data-follow (matches/_rematch.html).
   function followRematch() {
