@@ -2,6 +2,7 @@
 
 import copy
 import html
+import io
 import json
 import re
 from pathlib import Path
@@ -11,6 +12,8 @@ from backups import export, household, shifted, snapshot, upload
 from conftest import make_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from werkzeug.datastructures import FileStorage
+from werkzeug.test import stream_encode_multipart
 
 from companion.backup import parse
 
@@ -50,7 +53,7 @@ def home(tmp_path_factory):
 def refused(app, client, data: bytes) -> str:
     """Upload ``data``; assert a 422 with the message by the field and nothing written."""
     before = snapshot(app)
-    response = upload(client, data)
+    response = upload_in_memory(client, data)
     page = html.unescape(response.get_data(as_text=True))
     assert response.status_code == 422, page[:400]
     assert 'aria-invalid="true"' in page
@@ -58,8 +61,22 @@ def refused(app, client, data: bytes) -> str:
     return page
 
 
+def upload_in_memory(client, data: bytes):
+    """``upload``, its form encoded in memory: the test client writes a form of more than
+    500 KB to a temporary file, and never closes it."""
+    form = {"file": FileStorage(io.BytesIO(data), "backup.json")}
+    body, _, boundary = stream_encode_multipart(form, use_tempfile=False)
+    kind = f"multipart/form-data; boundary={boundary}"
+    return client.post("/backup/import", data=body.getvalue(), content_type=kind)
+
+
 DEEP = "[" * 10_000 + "]" * 10_000
 HUGE = "7" * 5_000
+
+
+def many(*units: str, times: int) -> str:
+    """A JSON list of ``units`` again and again, ``times`` in all (the last as given)."""
+    return "[" + ",".join([units[0]] * (times - len(units) + 1) + list(units[1:])) + "]"
 
 
 def place_of(raw: bytes, snippet: str, further: int = 0) -> str:
@@ -78,6 +95,10 @@ def test_the_place_is_where_the_problem_is(home):
     huge = with_raw(document, ("matches", 1, "end", "value"), HUGE)
     # The whole number, not a few of its digits: those may stand in a timestamp before it.
     assert f"({place_of(huge, HUGE)}): a number has more" in refused(app, client, huge)
+    last = '{"name": "the 501st"}'
+    crowded = with_raw(document, ("players",), many('{"name": "x"}', last, times=501))
+    too_many = f"({place_of(crowded, last)}): “players” has more than 500 entries."
+    assert too_many in refused(app, client, crowded)
 
 
 LIMITS = {
@@ -134,6 +155,35 @@ LIMITS = {
     "a limit given twice deep in a match": (
         lambda d: with_raw(d, ("matches", 1, "end", "value"), '66, "value": 1000'),
         "an object has the key “value” twice.",
+    ),
+    # Issue 30: read, these took gigabytes; each is refused having read little of it.
+    "a 501st player": (
+        lambda d: with_raw(d, ("players",), many('{"name": "x"}', times=501)),
+        "“players” has more than 500 entries.",
+    ),
+    "a 100,001st match": (
+        lambda d: with_raw(d, ("matches",), many("{}", times=100_001)),
+        "“matches” has more than 100,000 entries.",
+    ),
+    "a 17th field": (
+        lambda d: with_raw(d, ("version",), "2" + "".join(f', "k{n}": 0' for n in range(12))),
+        "the file has more than 16 fields.",
+    ),
+    "an export time of 70 KB": (
+        lambda d: with_raw(d, ("exported_at",), raw_json("x" * 70_000)),
+        "(line 4, column 17): a value is larger than 64 KB.",
+    ),
+    "an unknown field holding [{},{},…]": (
+        lambda d: with_raw(d, ("version",), '2, "extra": {"a": ' + many("{}", times=30_000) + "}"),
+        "a value is larger than 64 KB.",
+    ),
+    "a list of 1,001 numbers, not an object": (
+        lambda d: many("0", times=1_001).encode(),
+        "(line 1, column 2002): a list has more than 1,000 entries.",
+    ),
+    "a match whose games are 4.5 MB of {}": (
+        lambda d: with_raw(d, ("matches", 0, "games"), many("{}", times=1_500_000)),
+        "an entry of “matches” is larger than 4 MB.",
     ),
     "a seat with control characters": (
         lambda d: with_raw(d, ("matches", 0, "seats", 0), r'"Zed\n\u0000"'),
