@@ -304,21 +304,73 @@
   document.addEventListener("htmx:afterSettle", followRematch);
   document.addEventListener("htmx:sseMessage", followRematch);
 
-  // Keep the screen awake during a match, where the browser allows it.
+  // Keep the screen awake while a match is being played (not once it is over, not while
+  // the page is hidden). Over HTTPS: the Screen Wake Lock API. At home over plain http
+  // (not a secure context) there is none, so a video does it, as the browsers honour one
+  // (blink's VideoWakeLock: playing, with frames, on a visible page, more than 75 % in
+  // view and either a live stream or over 20 % of the screen; Gecko: a stream or sound).
+  // A muted 2x2 px video of a canvas's live stream: no request, no sound, no picture to
+  // see, a frame every 10 s. WebKit (iOS) wants sound, which would stop the players'
+  // music: there HTTPS is the way (README).
   var wakeLock = null;
   var asking = false;
+  var keeper = null;
+  function awakeWanted() {
+    return document.visibilityState === "visible" && !!document.querySelector("[data-keep-awake]") &&
+      !document.getElementById("over-heading");
+  }
   function keepAwake() {
-    if (!("wakeLock" in navigator) || wakeLock || asking) return;
-    if (!document.querySelector("[data-keep-awake]")) return;
+    if (!awakeWanted()) { letSleep(); return; }
+    if (!("wakeLock" in navigator)) { playKeeper(); return; }
+    if (wakeLock || asking) return;
     asking = true;
     navigator.wakeLock.request("screen").then(function (lock) {
       wakeLock = lock;
       lock.addEventListener("release", function () { wakeLock = null; });
-    }).catch(function () { /* not allowed here (battery saver, no HTTPS): fine */ })
+    }).catch(function () { /* not allowed here (battery saver): fine */ })
       .then(function () { asking = false; });
   }
+  function playKeeper() {
+    var canvas = document.createElement("canvas");
+    if (keeper || !canvas.captureStream) return;
+    canvas.width = canvas.height = 2;
+    var stream = canvas.captureStream(0);
+    var track = stream.getVideoTracks()[0];
+    var video = document.createElement("video");
+    video.muted = true;
+    video.setAttribute("playsinline", "");
+    video.setAttribute("aria-hidden", "true");
+    video.setAttribute("data-keep-awake-video", "");
+    var style = video.style;
+    style.position = "fixed"; style.left = "0"; style.bottom = "0";
+    style.width = "2px"; style.height = "2px"; style.opacity = "0.01"; style.pointerEvents = "none";
+    video.srcObject = stream;
+    document.body.appendChild(video);
+    var drawing = canvas.getContext("2d");
+    var shade = 0;
+    function frame() {
+      shade = 1 - shade;
+      drawing.fillStyle = shade ? "#000" : "#010101";
+      drawing.fillRect(0, 0, 2, 2);
+      if (track.requestFrame) track.requestFrame();
+    }
+    frame();
+    keeper = { video: video, track: track, timer: setInterval(frame, 10000) };
+    video.play().catch(function () { letSleep(); }); // the next tap or key tries again
+  }
+  function letSleep() {
+    if (wakeLock) { wakeLock.release().catch(function () {}); wakeLock = null; }
+    if (!keeper) return;
+    clearInterval(keeper.timer);
+    keeper.video.pause();
+    keeper.track.stop();
+    keeper.video.remove();
+    keeper = null;
+  }
   document.addEventListener("DOMContentLoaded", keepAwake);
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") keepAwake();
-  });
+  document.addEventListener("pointerdown", keepAwake);
+  document.addEventListener("keydown", keepAwake);
+  document.addEventListener("htmx:afterSettle", keepAwake);
+  document.addEventListener("htmx:sseMessage", keepAwake);
+  document.addEventListener("visibilitychange", keepAwake);
 })();
