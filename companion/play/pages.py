@@ -5,6 +5,7 @@ from __future__ import annotations
 from companion.derived.timing import match_times
 from companion.play.blueprint import bp
 from companion.play.board import match_view, totals_chart
+from companion.play.undo import typed_back
 from companion.state import current_state
 from companion.web.htmx import render
 
@@ -13,7 +14,8 @@ from companion.web.htmx import render
 def show(match_id: int):
     """The match at the table: the rows, the next thing to enter, the score."""
     state = current_state(match_id)
-    return render("matches/show.html", "match", **match_view(state), form={}, errors={})
+    form = typed_back(state)
+    return render("matches/show.html", "match", **match_view(state), form=form, errors={})
 
 
 @bp.get("/matches/<id:match_id>/grid")

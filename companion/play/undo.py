@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from flask import abort, redirect, request, url_for
+from flask import abort, redirect, request, session, url_for
 from flask_babel import gettext, ngettext
 from sqlalchemy import delete, func, select
 
@@ -18,6 +18,8 @@ from companion.store import RACED, Change, write_match
 from companion.web.access import require_player
 from companion.web.htmx import render
 
+UNDONE = "undone"  # session key: an undone round's cards, for this phone's fields
+
 
 class LastInput(NamedTuple):
     """The most recent entry of a match: what it is, in words, and how to take it back."""
@@ -25,6 +27,7 @@ class LastInput(NamedTuple):
     key: str  # names this exact entry, so a second tap cannot undo one more
     text: str
     change: Change  # deletes it (the rows below it go with it: ON DELETE CASCADE)
+    cards: dict[int, int] | None = None  # a placed round's cards (never hidden ones)
 
 
 class StaleUndo(Exception):
@@ -87,7 +90,7 @@ def last_input(state: MatchState) -> LastInput | None:
         return LastInput(f"choice:{choice.id}", text, deleting(RowChoice, choice.id))
     plays = db.session.execute(
         select(Play.player_id, Play.card).where(Play.round_id == round_id).order_by(Play.card)
-    )
+    ).all()
     cards = ", ".join(f"{state.name(player_id)} {card}" for player_id, card in plays)
     text = gettext(
         "round %(round)d of game %(game)d (%(cards)s)",
@@ -95,7 +98,7 @@ def last_input(state: MatchState) -> LastInput | None:
         game=number,
         cards=cards,
     )
-    return LastInput(f"round:{round_id}", text, deleting(Round, round_id))
+    return LastInput(f"round:{round_id}", text, deleting(Round, round_id), dict(plays))
 
 
 def deleting(model, row_id: int) -> Change:
@@ -115,11 +118,15 @@ def confirm_undo(match_id: int):
 def undo(match_id: int):
     """Undo the last thing entered, if it is still the one the player confirmed."""
 
+    undone: list = []  # what was undone, and the game and round it was in
+
     def check(state: MatchState) -> Change:
         require_player(state.match)
         last = last_input(state)
         if last is None or request.form.get("expect") != last.key:
             raise StaleUndo(state, last)
+        game = state.games[-1]  # the one last_input takes from
+        undone[:] = [last, game.number, game.rounds_played]
         return last.change
 
     try:
@@ -129,7 +136,32 @@ def undo(match_id: int):
         return page, 409
     if stored == RACED:
         return show_with_errors(match_id, {"form": race_message()})
+    if undone and undone[0].cards:
+        give_back(match_id, *undone[1:], undone[0].cards)
     return redirect(url_for("play.show", match_id=match_id), 303)
+
+
+def give_back(match_id: int, game: int, number: int, cards: dict[int, int]) -> None:
+    """Keep an undone round's cards for this phone's next match page, which puts them back
+    into the fields (``typed_back``): the phone that undid a round fixes a card, it does
+    not type them all again. Only a placed round's cards: every phone has seen them."""
+    by_player = {str(pid): card for pid, card in cards.items()}
+    session[UNDONE] = {"match": match_id, "game": game, "round": number, "cards": by_player}
+
+
+def typed_back(state: MatchState) -> dict[str, str]:
+    """The entry form's values: an undone round's cards, once, on the phone that undid it
+    (while the match still asks for that round), else nothing."""
+    undone = session.get(UNDONE)
+    if not isinstance(undone, dict) or undone.get("match") != state.match.id:
+        return {}
+    session.pop(UNDONE)
+    current = state.current
+    if current is None or current.entered:
+        return {}
+    if (current.number, current.rounds_played + 1) != (undone.get("game"), undone.get("round")):
+        return {}
+    return {f"card-{pid}": str(card) for pid, card in undone["cards"].items()}
 
 
 class Later(NamedTuple):

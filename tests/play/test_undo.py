@@ -8,10 +8,12 @@ from driver import (
     choose,
     enter_round,
     pending_of,
+    phone,
     play_game,
     start_game,
     start_match,
     state_of,
+    tokens,
     undo,
 )
 
@@ -66,3 +68,40 @@ def test_a_double_tap_undoes_only_once(client, trio):
     second = client.post(f"/matches/{match_id}/undo", data={"expect": expect})
     assert second.status_code == 409
     assert state_of(client, match_id).current.rounds_played == 0
+
+
+def test_an_undone_round_comes_back_into_the_fields_of_the_phone_that_undid_it(app, client, trio):
+    """Issue 31: Undo took a round back and the phone had to type every card again. Its
+    cards come back into that phone's fields once; another phone's stay empty."""
+    (anna, ben, cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    other = phone(app, match_id, tokens(app, match_id)[0])
+    assert undo(client, match_id).status_code == 303
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    for player, card in ((anna, 41), (ben, 42), (cleo, 43)):
+        assert re.search(rf'name="card-{player}"[^>]*value="{card}"', page), player
+    again = client.get(f"/matches/{match_id}").get_data(as_text=True)  # once
+    assert 'value="41"' not in again
+    assert 'value="41"' not in other.get(f"/matches/{match_id}").get_data(as_text=True)
+
+
+def test_undone_cards_do_not_come_back_once_the_round_was_entered_again(client, trio):
+    (anna, ben, cleo), match_id = trio
+    start_game(client, match_id, [12, 24, 37, 40])
+    enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    assert undo(client, match_id).status_code == 303
+    response = client.post(
+        f"/matches/{match_id}/rounds",
+        data={
+            f"card-{anna}": "44",
+            f"card-{ben}": "45",
+            f"card-{cleo}": "46",
+            "game": "1",
+            "round": "1",
+        },
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert 'value="41"' not in page and 'value="44"' not in page
