@@ -181,14 +181,21 @@ def add_scores(history: History, rng: random.Random, game_id: int, replay, bulls
 
 
 def build(
-    app, matches: int = MATCHES, seed: int = 50, first=None, days_apart: float = 3.5
+    app,
+    matches: int = MATCHES,
+    seed: int = 50,
+    first=None,
+    days_apart: float = 3.5,
+    players: int = len(NAMES),
 ) -> list[int]:
     """Insert the players and the matches; return the player ids.
 
     The matches are ``days_apart`` apart, the first at ``first`` (default: as many days
-    ago as they take); bench/review.py puts 5,000 into one year.
+    ago as they take); bench/review.py puts 5,000 into one year. ``players`` beyond the
+    ten names are "Player 11" and on (bench/household_cap.py: a household at its caps).
     """
     rng = random.Random(seed)
+    names = NAMES + tuple(f"Player {number}" for number in range(len(NAMES) + 1, players + 1))
     with app.app_context():
         first = first or utcnow() - timedelta(days=days_apart * matches)
         db.session.execute(
@@ -201,10 +208,10 @@ def build(
                     "archived": number == len(NAMES),
                     "created_at": first - timedelta(days=1, seconds=number),
                 }
-                for number, name in enumerate(NAMES, 1)
+                for number, name in enumerate(names, 1)
             ],
         )
-        ids = list(range(1, len(NAMES) + 1))
+        ids = list(range(1, len(names) + 1))
         history = History()
         for index in range(matches):
             when = first + timedelta(days=days_apart * index, microseconds=rng.randint(0, 999_999))

@@ -19,13 +19,15 @@ from companion.db import db
 # No row id is above PostgreSQL's integer (SQLite's would go on to 2**63 - 1): a larger
 # id in a URL or form is one that does not exist, never an error of the database.
 MAX_ID = 2**31 - 1
-# What a household holds at most (issue 30). A family of ten plays a few matches a week:
-# 50 years of two matches a week is 5,200 matches, and a club seats a few hundred people
-# over the years. The caps stand far above that, low enough that every page listing
-# players or matches, the leaderboard and the year's review stay fast on a Raspberry Pi
-# (bench/household_cap.py), and that an import cannot fill the disk with strangers.
-MAX_PLAYERS_HELD = 500
-MAX_MATCHES_HELD = 100_000
+# What a household holds at most (issue 30). A family plays a few matches a week: 50 years
+# of two matches a week is 5,200 matches, of four 10,400; a household seats a dozen people,
+# a club a few dozen, over the years. The caps stand well above that, and low enough that
+# every page listing players or matches, the leaderboard and the year's review stay fast
+# with every match in one year (bench/household_cap.py): at 100,000 matches and 500
+# players the leaderboard's first request for this year took 20 s here, which a Raspberry
+# Pi would not finish within the worker's 30 s, and the review was 763 KB.
+MAX_PLAYERS_HELD = 200
+MAX_MATCHES_HELD = 20_000
 
 
 def utcnow() -> datetime:

@@ -1,6 +1,6 @@
 """What a household holds at most (issue 30): a clear message at the cap, next to the
 field, and nothing stored; in the players' page, a new match, a rematch and the import.
-The caps are 500 players and 100,000 matches (companion.models); lowered here."""
+The caps are 200 players and 20,000 matches (companion.models); lowered here."""
 
 import json
 
@@ -12,8 +12,8 @@ from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD
 
 
 def test_the_caps_stand_far_above_a_household_and_a_club():
-    assert MAX_PLAYERS_HELD == 500
-    assert MAX_MATCHES_HELD == 100_000
+    assert MAX_PLAYERS_HELD == 200
+    assert MAX_MATCHES_HELD == 20_000
 
 
 @pytest.mark.app_config(PLAYERS_HELD=3)
