@@ -1,6 +1,6 @@
 """Benchmark the pages of a household at its caps: 200 players, 20,000 matches.
 
-Run: .venv/bin/python -m bench.household_cap [--matches 100000] [--postgresql]
+Run: .venv/bin/python -m bench.household_cap [--matches 20000] [--postgresql]
 (prints figures; not a test). Targets (issue 30): every page that lists players or
 matches under 200 ms and 500 KB at the caps (``companion.models``), and no request near
 the worker's timeout (30 s): the year's review is timed with every match in this year.
