@@ -38,6 +38,9 @@ NAMES = ["Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ida", "Jo"]
 START = datetime(2001, 1, 1, 18, 0)
 BLOCK = 1024 * 1024  # characters written at once by ``fill``
 GAMES = 300  # simulated games per table size, reused by the matches (each its own start)
+# Games a match of the default file ends after: an evening's, and 64 MB are then 15,000
+# matches, within the 20,000 a household (and a file) may hold.
+PLAYED = 5
 # companion.backup.parse.MAX_ENTRY, not imported: it would bring SQLAlchemy and 50 MB.
 MAX_ENTRY = 4 * 1024 * 1024
 
@@ -68,33 +71,34 @@ def score_only_match(rng: random.Random, number: int) -> dict:
 
 
 class CardsMatches:
-    """Finished one-game matches played card by card, every round with its time and row
-    choices, as the export writes them: a game of ``GAMES`` simulated per table size."""
+    """Finished matches of ``PLAYED`` games played card by card, every round with its time
+    and row choices, as the export writes them, an hour apart: of ``GAMES`` games
+    simulated per table size."""
 
     def __init__(self, rng: random.Random, names: list[str]) -> None:
         self.names = names
         self.games = {size: [simulated(rng, size) for _ in range(GAMES)] for size in (3, 4, 5)}
 
     def __call__(self, rng: random.Random, number: int) -> dict:
-        when = START + timedelta(minutes=number)
+        when = START + timedelta(hours=number)
         seats = rng.sample(self.names, rng.randint(3, 5))
-        starting, rounds = rng.choice(self.games[len(seats)])
-        game = {
-            "mode": "cards",
-            "created_at": stamp(when),
-            "starting": starting,
-            "rounds": [
+        games = []
+        for played in range(PLAYED):
+            starting, rounds = rng.choice(self.games[len(seats)])
+            begun = when + timedelta(minutes=11 * played)
+            entries = [
                 {
-                    "at": stamp(when + timedelta(minutes=turn + 1)),
+                    "at": stamp(begun + timedelta(minutes=turn + 1)),
                     "cards": cards,
                     **({"choices": {seats[p]: row for p, row in chosen.items()}} if chosen else {}),
                 }
                 for turn, (cards, chosen) in enumerate(rounds)
-            ],
-        }
-        end = {"kind": "games", "value": 1}
+            ]
+            game = {"mode": "cards", "created_at": stamp(begun), "starting": starting}
+            games.append({**game, "rounds": entries})
+        end = {"kind": "games", "value": PLAYED}
         match = {"created_at": stamp(when), "end": end, "pro": False, "seats": seats}
-        return {**match, "games": [game]}
+        return {**match, "games": games}
 
 
 def simulated(rng: random.Random, size: int) -> tuple[list[int], list]:

@@ -16,6 +16,8 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.test import stream_encode_multipart
 
 from companion.backup import parse
+from companion.models import MAX_MATCHES_HELD as MATCHES
+from companion.models import MAX_PLAYERS_HELD as PLAYERS
 
 pytestmark = pytest.mark.database  # refused on PostgreSQL as on SQLite, never a 500
 
@@ -95,9 +97,9 @@ def test_the_place_is_where_the_problem_is(home):
     huge = with_raw(document, ("matches", 1, "end", "value"), HUGE)
     # The whole number, not a few of its digits: those may stand in a timestamp before it.
     assert f"({place_of(huge, HUGE)}): a number has more" in refused(app, client, huge)
-    last = '{"name": "the 501st"}'
-    crowded = with_raw(document, ("players",), many('{"name": "x"}', last, times=501))
-    too_many = f"({place_of(crowded, last)}): “players” has more than 500 entries."
+    last = '{"name": "one too many"}'
+    crowded = with_raw(document, ("players",), many('{"name": "x"}', last, times=PLAYERS + 1))
+    too_many = f"({place_of(crowded, last)}): “players” has more than {PLAYERS:,} entries."
     assert too_many in refused(app, client, crowded)
 
 
@@ -157,13 +159,13 @@ LIMITS = {
         "an object has the key “value” twice.",
     ),
     # Issue 30: read, these took gigabytes; each is refused having read little of it.
-    "a 501st player": (
-        lambda d: with_raw(d, ("players",), many('{"name": "x"}', times=501)),
-        "“players” has more than 500 entries.",
+    "a player past the household's cap": (
+        lambda d: with_raw(d, ("players",), many('{"name": "x"}', times=PLAYERS + 1)),
+        f"“players” has more than {PLAYERS:,} entries.",
     ),
-    "a 100,001st match": (
-        lambda d: with_raw(d, ("matches",), many("{}", times=100_001)),
-        "“matches” has more than 100,000 entries.",
+    "a match past the household's cap": (
+        lambda d: with_raw(d, ("matches",), many("{}", times=MATCHES + 1)),
+        f"“matches” has more than {MATCHES:,} entries.",
     ),
     "a 17th field": (
         lambda d: with_raw(d, ("version",), "2" + "".join(f', "k{n}": 0' for n in range(12))),

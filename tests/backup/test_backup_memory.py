@@ -19,6 +19,7 @@ from companion.backup.document import dump
 from companion.backup.fields import BackupError
 from companion.backup.parse import load as load_json
 from companion.db import db
+from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD
 
 TEXTS = st.text(alphabet=st.sampled_from('ab[]{},:"\\/1 ü€🐮\n'), max_size=6)
 VALUES = st.recursive(
@@ -171,7 +172,7 @@ HOSTILE = {
         f'{HEAD}{PLAYERS}, "matches": [',
         ("[]", ","),
         "]}",
-        "“matches” has more than 100,000 entries.",
+        f"“matches” has more than {MAX_MATCHES_HELD:,} entries.",
     ),
     "a list of numbers": ("[", ("0", ","), "]", "a list has more than 1,000 entries."),
     "an unknown object holding a list": (
@@ -217,12 +218,12 @@ def test_a_hostile_file_is_refused_having_read_little_of_it(shape, monkeypatch):
 
 
 def test_a_list_may_hold_as_many_players_and_matches_as_a_household():
-    data = load_json(
-        f'{HEAD}"players": {many("{}", 500)}, "matches": {many("[]", 100_000)}}}'.encode()
-    )
-    assert (len(data["players"]), len(data["matches"])) == (500, 100_000)
-    with pytest.raises(BackupError, match="“players” has more than 500 entries"):
-        load_json(f'{HEAD}"players": {many("{}", 501)}, "matches": []}}'.encode())
+    most = (MAX_PLAYERS_HELD, MAX_MATCHES_HELD)
+    players, matches = many("{}", most[0]), many("[]", most[1])
+    data = load_json(f'{HEAD}"players": {players}, "matches": {matches}}}'.encode())
+    assert (len(data["players"]), len(data["matches"])) == most
+    with pytest.raises(BackupError, match=f"“players” has more than {most[0]:,} entries"):
+        load_json(f'{HEAD}"players": {many("{}", most[0] + 1)}, "matches": []}}'.encode())
 
 
 def many(unit: str, times: int) -> str:
