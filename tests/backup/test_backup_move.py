@@ -146,7 +146,7 @@ def test_the_evening_keeps_its_times_and_its_rematch(client, household, tmp_path
         assert links == {1: 2, 2: None, 3: None}
         assert db.session.scalar(select(db.func.count(Correction.id))) == 1
     page = target.test_client().get("/matches/1").get_data(as_text=True)
-    assert 'href="/matches/2"' in page
+    assert 'href="/matches/1/rematch"' in page and "Rematch: match 2" in page
 
 
 def sqlite_app(path):

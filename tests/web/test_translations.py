@@ -619,6 +619,7 @@ NOT_PAGES = {
     "play.poll",
     "play.events",
     "play.grid",
+    "play.follow_rematch",
     "backup.export_json",
     "backup.match_csv_file",
     "review.this_year",
