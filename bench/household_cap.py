@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
 import statistics
-import tempfile
 import time
-from contextlib import ExitStack
 from datetime import datetime
-from pathlib import Path
 
 from bench.apps import app_on
 from bench.history import build
-from bench.serving import cpu_seconds, machine_cpu_seconds, own_cpu_seconds, postgresql_cluster
+from bench.serving import bench_database, others_meanwhile
 from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD, utcnow
 
 
@@ -70,11 +66,7 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=MAX_PLAYERS_HELD)
     parser.add_argument("--postgresql", action="store_true", help="on PostgreSQL")
     args = parser.parse_args()
-    with ExitStack() as stack:
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        url, database = f"sqlite:///{folder / 'bench.sqlite'}", None
-        if args.postgresql:
-            url, database = stack.enter_context(postgresql_cluster())
+    with bench_database(args.postgresql) as (url, database):
         run(app_on(url, WTF_CSRF_ENABLED=False), database, args)
 
 
@@ -94,20 +86,11 @@ def run(app, database: int | None, args) -> None:
     client = app.test_client()
     client.get("/review/2000")  # the app's own first-request costs (an empty year's review)
 
-    def ours() -> float:  # this process's CPU time, and the database server's
-        return own_cpu_seconds(os.getpid()) + (cpu_seconds(database) if database else 0.0)
-
-    machine, own, wall = machine_cpu_seconds(), ours(), time.perf_counter()
-    print(f"  {'page':28s} {'first ms':>9} {'median ms':>10} {'KB':>8} {'gzip KB':>8}")
-    for label, url in pages(now.year, ids[0], args.matches):
-        cold, warm, size, zipped = timed(client, url)
-        print(f"  {label:28s} {cold:9.1f} {warm:10.1f} {size / 1024:8.1f} {zipped / 1024:8.1f}")
-    elapsed = time.perf_counter() - wall
-    others = machine_cpu_seconds() - machine - (ours() - own)
-    print(
-        f"meanwhile other programs took {max(others, 0):.1f} s of CPU "
-        f"in {elapsed:.1f} s on {os.cpu_count()} cores"
-    )
+    with others_meanwhile(database):
+        print(f"  {'page':28s} {'first ms':>9} {'median ms':>10} {'KB':>8} {'gzip KB':>8}")
+        for label, url in pages(now.year, ids[0], args.matches):
+            cold, warm, size, zipped = timed(client, url)
+            print(f"  {label:28s} {cold:9.1f} {warm:10.1f} {size / 1024:8.1f} {zipped / 1024:8.1f}")
 
 
 if __name__ == "__main__":

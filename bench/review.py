@@ -17,17 +17,13 @@ and the same after a new match of the year (its first request asks the database 
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
-from contextlib import ExitStack
 from datetime import datetime
-from pathlib import Path
 
 from bench.apps import app_on
 from bench.history import build
 from bench.leaderboard import timed
-from bench.serving import cpu_seconds, machine_cpu_seconds, own_cpu_seconds, postgresql_cluster
+from bench.serving import bench_database, others_meanwhile
 from companion.models import utcnow
 from tests.driver import score_game, start_match
 
@@ -39,11 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgresql", action="store_true", help="on PostgreSQL")
     args = parser.parse_args()
-    with ExitStack() as stack:
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        url, database = f"sqlite:///{folder / 'bench.sqlite'}", None
-        if args.postgresql:
-            url, database = stack.enter_context(postgresql_cluster())
+    with bench_database(args.postgresql) as (url, database):
         run(app_on(url, WTF_CSRF_ENABLED=False), database)
 
 
@@ -62,26 +54,17 @@ def run(app, database: int | None) -> None:
     client.get("/players/")
     client.get("/review/2000")
 
-    def ours() -> float:  # this process's CPU time, and the database server's
-        return own_cpu_seconds(os.getpid()) + (cpu_seconds(database) if database else 0.0)
-
-    machine, own, wall = machine_cpu_seconds(), ours(), time.perf_counter()
     household, player = f"/review/{year}", f"/review/{year}?player={ids[0]}"
-    for label, url in [("household, after a start", household), ("a player", player)]:
-        cold, warm = timed(client, url)
-        print(f"{label:34s} first request {cold:7.1f} ms   then {warm:7.1f} ms median")
-    match_id = start_match(client, ids[:3], end_kind="games", end_value=1)
-    scores = dict(zip(ids[:3], (5, 9, 12), strict=True))
-    assert score_game(client, match_id, scores).status_code == 303
-    for label, url in [("household, after a new match", household), ("a player", player)]:
-        cold, warm = timed(client, url)
-        print(f"{label:34s} first request {cold:7.1f} ms   then {warm:7.1f} ms median")
-    elapsed = time.perf_counter() - wall
-    others = machine_cpu_seconds() - machine - (ours() - own)
-    print(
-        f"meanwhile other programs took {max(others, 0):.1f} s of CPU "
-        f"in {elapsed:.1f} s on {os.cpu_count()} cores"
-    )
+    with others_meanwhile(database):
+        for label, url in [("household, after a start", household), ("a player", player)]:
+            cold, warm = timed(client, url)
+            print(f"{label:34s} first request {cold:7.1f} ms   then {warm:7.1f} ms median")
+        match_id = start_match(client, ids[:3], end_kind="games", end_value=1)
+        scores = dict(zip(ids[:3], (5, 9, 12), strict=True))
+        assert score_game(client, match_id, scores).status_code == 303
+        for label, url in [("household, after a new match", household), ("a player", player)]:
+            cold, warm = timed(client, url)
+            print(f"{label:34s} first request {cold:7.1f} ms   then {warm:7.1f} ms median")
 
 
 if __name__ == "__main__":

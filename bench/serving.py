@@ -347,3 +347,33 @@ def smaps_rollup(pid: int) -> dict[str, int]:
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--memory-watch"]:
     watch_memory([int(pid) for pid in sys.argv[2:]])
+
+
+@contextlib.contextmanager
+def bench_database(postgresql: bool) -> Iterator[tuple[str, int | None]]:
+    """A fresh database for a benchmark, removed after: an SQLite file in a temporary
+    folder, or a throwaway PostgreSQL cluster. (Its URL, its server's pid or None.)"""
+    if postgresql:
+        with postgresql_cluster() as (url, pid):
+            yield url, pid
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        yield f"sqlite:///{Path(folder) / 'bench.sqlite'}", None
+
+
+@contextlib.contextmanager
+def others_meanwhile(database: int | None) -> Iterator[None]:
+    """Print the CPU other programs took while the block ran: the machine's, less this
+    process's and the database server's (``database``, a pid, if any)."""
+
+    def ours() -> float:
+        return own_cpu_seconds(os.getpid()) + (cpu_seconds(database) if database else 0.0)
+
+    machine, own, wall = machine_cpu_seconds(), ours(), time.perf_counter()
+    yield
+    elapsed = time.perf_counter() - wall
+    others = machine_cpu_seconds() - machine - (ours() - own)
+    print(
+        f"meanwhile other programs took {max(others, 0):.1f} s of CPU "
+        f"in {elapsed:.1f} s on {os.cpu_count()} cores"
+    )
