@@ -116,18 +116,20 @@ class Full(Exception):
     """The household holds as many players (or matches) as it may (``models``'s caps):
     nothing was stored."""
 
-    def __init__(self, model: type[Player] | type[Match]):
+    def __init__(self, model: type[Player] | type[Match], total: int, cap: int):
         super().__init__(model.__name__)
-        self.model = model
+        self.model, self.total, self.cap = model, total, cap  # total: with the new ones
 
 
-def room_for(model: type[Player] | type[Match], adding: int = 1) -> None:
+def room_for(model: type[Player] | type[Match], adding: int = 1, bind=None) -> None:
     """Raise ``Full`` unless the household has room for ``adding`` more (inside a write,
     which on SQLite holds every other writer off; on PostgreSQL two writes at once may pass
-    the cap by one each, which costs nothing it protects)."""
+    the cap by one each, which costs nothing it protects). ``bind``: the session's
+    connection, or another (the import's own)."""
     cap = held_at_most(model)
-    if db.session.scalar(select(func.count()).select_from(model)) + adding > cap:
-        raise Full(model)
+    total = (bind or db.session).scalar(select(func.count()).select_from(model)) + adding
+    if total > cap:
+        raise Full(model, total, cap)
 
 
 def held_at_most(model: type[Player] | type[Match]) -> int:

@@ -233,18 +233,23 @@ class Import:
         return offsets
 
 
+# The import's refusal past a cap, by what the household would hold too many of.
+PAST_THE_CAP = {
+    Player: N_("With this file the household would have %(count)s players, at most %(cap)s."),
+    Match: N_("With this file the household would have %(count)s matches, at most %(cap)s."),
+}
+
+
 def held(connection: Connection, model, adding: int) -> None:
     """Refuse the import (inside its write: nothing is stored) when the household would
     hold more players or matches than it may (``models``'s caps)."""
-    total = connection.scalar(select(func.count()).select_from(model)) + adding
-    cap = store.held_at_most(model)
-    if not adding or total <= cap:
+    if not adding:
         return
-    if model is Player:
-        problem = N_("With this file the household would have %(count)s players, at most %(cap)s.")
-    else:
-        problem = N_("With this file the household would have %(count)s matches, at most %(cap)s.")
-    raise BackupError(problem, count=f"{total:,}", cap=f"{cap:,}")
+    try:
+        store.room_for(model, adding, connection)
+    except store.Full as full:
+        problem = PAST_THE_CAP[model]
+        raise BackupError(problem, count=f"{full.total:,}", cap=f"{full.cap:,}") from None
 
 
 def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:
