@@ -142,6 +142,10 @@ def testing_config(database: Path, **overrides) -> dict:
     }
 
 
+# The caps of a server that every browser test of the session shares (live_server).
+SHARED_BY_THE_SESSION = {"PLAYERS_HELD": 100_000, "MATCHES_HELD": 100_000}
+
+
 def make_app(database: Path, **overrides):
     """Create an app on a fresh database with every table in place."""
     app = create_app(testing_config(database, **overrides))
@@ -190,8 +194,11 @@ def require(condition: bool, message: str) -> None:
 
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory) -> Iterator[str]:
-    """Serve a test app with waitress on a free port; yield its base URL."""
-    with serving(make_app(tmp_path_factory.mktemp("live") / "companion.sqlite")) as port:
+    """Serve a test app with waitress on a free port; yield its base URL. Every browser
+    test of the session adds its players and matches to this one database: far more than
+    a household's caps (companion.models), which tests/household/test_caps.py tests."""
+    app = make_app(tmp_path_factory.mktemp("live") / "companion.sqlite", **SHARED_BY_THE_SESSION)
+    with serving(app) as port:
         yield f"http://127.0.0.1:{port}"
 
 
@@ -218,7 +225,8 @@ def stop_server(server, thread: threading.Thread) -> None:
 def lan_server(tmp_path_factory) -> Iterator[str]:
     """Serve a test app as a home network reaches it: at http://companion.lan:PORT, a name
     Chromium maps to loopback (CHROMIUM_ARGS), so pages are not in a secure context."""
-    app = make_app(tmp_path_factory.mktemp("lan") / "companion.sqlite", TRUSTED_HOSTS=LAN_HOST)
+    folder = tmp_path_factory.mktemp("lan")
+    app = make_app(folder / "companion.sqlite", TRUSTED_HOSTS=LAN_HOST, **SHARED_BY_THE_SESSION)
     with serving(app) as port:
         yield f"http://{LAN_HOST}:{port}"
 

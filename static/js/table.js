@@ -128,8 +128,9 @@
 
   // A stream can stay open and go silent (a sleeping access point, a half-dead NAT):
   // EventSource then never errs. The server sends an event at least every 15 s; after
-  // 40 s of nothing, say so, poll, and open a new stream from what the page shows now
-  // (the poller's address holds the versions and form key of the last change).
+  // 40 s of nothing (checked every 2 s), say so, poll, and open a new stream from what
+  // the page shows now (the poller's address holds the versions and form key of the last
+  // change).
   var SILENT_MS = 40000;
   var lastHeard = 0;
   function heard() { lastHeard = Date.now(); }
@@ -150,7 +151,7 @@
     streamIs("reconnecting");
     offline(true);
     reopenStream(); // the poller asks meanwhile, as after any drop
-  }, 5000);
+  }, 2000);
   document.addEventListener("htmx:confirm", function (event) {
     if (streamOpen && event.target.id === "poll") event.preventDefault();
   });

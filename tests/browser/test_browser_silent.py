@@ -13,12 +13,15 @@ from test_browser_push import database_app, enter_round, shows_step
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-NOTICED_WITHIN_MS = 45_000  # no event for 40 s, checked every 5 s
+NOTICED_WITHIN_MS = 45_000  # no event for 40 s, checked every 2 s
+CAUGHT_UP_WITHIN_MS = 90_000  # noticed, then a new stream on a busy machine
 SAW_THE_NOTICE = """() => {
-  window.sawTheNotice = false;
+  window.sawTheNoticeAt = null;
   const notice = document.getElementById("offline");
-  new MutationObserver(() => { if (!notice.hidden) window.sawTheNotice = true; })
-    .observe(notice, { attributes: true, attributeFilter: ["hidden"] });
+  new MutationObserver(() => {
+    if (!notice.hidden && window.sawTheNoticeAt === null) window.sawTheNoticeAt = Date.now();
+  }).observe(notice, { attributes: true, attributeFilter: ["hidden"] });
+  return Date.now();
 }"""
 
 
@@ -36,12 +39,13 @@ def test_a_silent_stream_is_noticed_and_replaced(browser, served, tmp_path):
         expect(phone.locator("#stream")).to_have_attribute("data-stream", "open", timeout=30_000)
         # The notice shows only until the new stream opens: a moment, which a wait for it
         # could miss. The page records that it showed.
-        phone.evaluate(SAW_THE_NOTICE)
+        silenced_at = phone.evaluate(SAW_THE_NOTICE)
         assert relay.silence_streams() == 1  # the access point sleeps: open, but silent
         enter_round(sender, match_id, ids, [41, 42, 43])
         # Through a new stream: the poll is off here.
-        expect(shows_step(phone, "Cleo", 43)).to_be_visible(timeout=NOTICED_WITHIN_MS)
-        assert phone.evaluate("window.sawTheNotice") is True  # it said Reconnecting…
+        expect(shows_step(phone, "Cleo", 43)).to_be_visible(timeout=CAUGHT_UP_WITHIN_MS)
+        noticed_at = phone.evaluate("window.sawTheNoticeAt")  # it said Reconnecting…
+        assert noticed_at is not None and noticed_at - silenced_at <= NOTICED_WITHIN_MS
         expect(phone.locator("#stream")).to_have_attribute("data-stream", "open")
         expect(phone.locator("#offline")).to_be_hidden()
         enter_round(sender, match_id, ids, [44, 45, 46])  # and it goes on

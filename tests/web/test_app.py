@@ -377,11 +377,15 @@ def test_serve_args_from_env(monkeypatch):
     monkeypatch.setenv("COMPANION_HOST", "127.0.0.1")
     monkeypatch.setenv("COMPANION_PORT", "8123")
     monkeypatch.setenv("COMPANION_WORKERS", "3")
-    assert vars(parse_args([])) == {"host": "127.0.0.1", "port": 8123, "workers": 3}
+    monkeypatch.delenv("COMPANION_CERT", raising=False)  # HTTPS: tests/serve/test_https.py
+    monkeypatch.delenv("COMPANION_KEY", raising=False)
+    plain = {"cert": None, "key": None}
+    assert vars(parse_args([])) == {"host": "127.0.0.1", "port": 8123, "workers": 3, **plain}
     assert vars(parse_args(["--host", "0.0.0.0", "--port", "9000", "--workers", "1"])) == {
         "host": "0.0.0.0",
         "port": 9000,
         "workers": 1,
+        **plain,
     }
 
 
