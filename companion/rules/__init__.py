@@ -11,7 +11,8 @@ callers pass their own ``gettext``/``ngettext`` to get them in the player's lang
 
 The modules, from the bottom up: ``cards`` (cards, bulls, decks), ``checks`` (what may
 not be entered), ``table`` (a round placed on the table), ``explain`` (why each card went
-where it did), ``game`` (a game replayed), ``correct`` (a past round corrected),
+where it did), ``game`` (a game replayed), ``luck`` (each play's chance of taking a
+row, and the bulls it was expected to take), ``correct`` (a past round corrected),
 ``match`` (totals, the end, the winners) and ``names`` (the rule for a player's name).
 Callers use ``rules.X``: the public names of every module are here.
 """
@@ -71,6 +72,12 @@ from companion.rules.game import (
     check_game,
     game_finished,
     replay_game,
+)
+from companion.rules.luck import (
+    Odds,
+    PlayerLuck,
+    game_luck,
+    game_odds,
 )
 from companion.rules.match import (
     AT_LEAST,
@@ -132,8 +139,10 @@ __all__ = [
     "GameState",
     "Gettext",
     "Ngettext",
+    "Odds",
     "Placement",
     "Player",
+    "PlayerLuck",
     "Position",
     "RoundChange",
     "RoundRefused",
@@ -158,6 +167,8 @@ __all__ = [
     "explain",
     "explain_choice",
     "game_finished",
+    "game_luck",
+    "game_odds",
     "lowest",
     "match_totals",
     "name_key",
