@@ -7,14 +7,14 @@ from flask import Flask
 from flask.cli import with_appcontext
 
 from companion.derived import rebuild
-from companion.store import rebuild_matches
+from companion.store import rebuild_all_luck, rebuild_matches
 
 
 @click.command("rebuild")
 @with_appcontext
 @click.option("--check", is_flag=True, help="Only report disagreements; change nothing.")
 def rebuild_command(check: bool) -> None:
-    """Replay every match from its stored inputs: games' results and statistics, compared."""
+    """Replay every match from its stored inputs: games' results, statistics and luck, compared."""
     rebuilt = rebuild(check=True, echo=click.echo) if check else rebuild_matches(click.echo)
     if rebuilt.broken:  # named above, one line each; nothing was replayed from them
         raise click.ClickException(
@@ -31,8 +31,10 @@ def rebuild_command(check: bool) -> None:
         f"{rebuilt.differing_matches} {verb} differing."
     )
     click.echo(f"Every finished match rated again, {rebuilt.differing_ratings} {verb} differing.")
+    luck = rebuild_all_luck(check, click.echo)
+    click.echo(f"Every card game's luck figured again, {luck} {verb} differing.")
     if check and (
-        rebuilt.differing_games or rebuilt.differing_matches or rebuilt.differing_ratings
+        rebuilt.differing_games or rebuilt.differing_matches or rebuilt.differing_ratings or luck
     ):
         raise SystemExit(1)
 

@@ -32,9 +32,11 @@ from sqlalchemy import select
 
 from companion import storage
 from companion.app import create_app
+from companion.backup.apart import fill_luck_apart
 from companion.backup.copies import copy_daily_in_background, database_file
 from companion.db import db
 from companion.derived import PlayerMatchStat
+from companion.derived.play_luck import missing_matches
 from companion.models import Seat
 from companion.store import rebuild_matches
 from companion.web.faults import StorageError
@@ -167,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
         with one_server_at_a_time():
             upgrade()
             fill_statistics()
+            if missing_matches(limit=1):  # played before luck was kept, or restored
+                fill_luck_apart()
         db.engine.dispose()  # no connection may cross into a forked worker
     try:  # only now: a phone (or a script waiting for the port) must find the tables there
         listener.listen(BACKLOG)

@@ -41,6 +41,7 @@ from sqlalchemy.exc import IntegrityError
 from companion import storage
 from companion.db import WRITE, WRITE_WAIT, db
 from companion.derived import Rebuilt, match_rows_going, rebuild, refresh_results
+from companion.derived.play_luck import fill_luck, missing_matches, rebuild_luck, refresh_luck
 from companion.models import (
     Correction,
     Game,
@@ -176,11 +177,61 @@ def store(state: MatchState, change: Change) -> str:
             finished = (change.results or bool(change.replay)) and refresh_results(
                 match_id, state.player_ids, change.replay
             )
+            more_luck = not change.hidden and refresh_luck(
+                match_id, state.player_ids, change.replay
+            )
     except IntegrityError:
         return RACED
+    if more_luck:
+        luck_after(match_id)
     if finished:
         match_finished.send(current_app._get_current_object(), match_id=match_id)
     return STORED
+
+
+def luck_after(match_id: int) -> None:
+    """Right after a write that left a match's luck stale (a game's end, a correction, an
+    undo that reopens a game): the stale rounds figured in a write of their own, whose
+    versions make every page show them. The round itself is stored and pushed already."""
+    try:
+        with writing():
+            raise_versions([match_id])  # first: on PostgreSQL it takes the match's row lock
+            carry_correction(match_id)
+            fill_luck(match_id)
+    except IntegrityError:  # another server filled them meanwhile
+        pass
+
+
+def carry_correction(match_id: int) -> None:
+    """After the match's table version rose for derived rows alone (inside the write): a
+    correction that was the newest thing at the table still is, so every page still says
+    what it changed (``state.match_state`` shows the one made at the current version)."""
+    now = select(Match.table_version).where(Match.id == match_id).scalar_subquery()
+    games = select(Game.id).where(Game.match_id == match_id)
+    db.session.execute(
+        update(Correction)
+        .where(Correction.game_id.in_(games), Correction.table_version == now - 1)
+        .values(table_version=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def fill_missing_luck(after: int = 0, limit: int = 20) -> list[int]:
+    """Figure the luck of up to ``limit`` matches past id ``after`` that have none (after
+    an import or an upgrade), each in a write of its own; their ids
+    (``companion.derived.play_luck``)."""
+    matches = missing_matches(after, limit)
+    for match_id in matches:
+        luck_after(match_id)
+    return matches
+
+
+def fill_all_missing_luck() -> int:
+    """Figure every match's missing luck, a match at a time; how many matches."""
+    after = done = 0
+    while matches := fill_missing_luck(after):
+        after, done = matches[-1], done + len(matches)
+    return done
 
 
 def create_match(
@@ -315,6 +366,18 @@ def rebuild_matches(echo: Callable[[str], None]) -> Rebuilt:
         rebuilt = rebuild(check=False, echo=echo)
         raise_versions(list(rebuilt.differing))
     return rebuilt
+
+
+def rebuild_all_luck(check: bool, echo: Callable[[str], None]) -> int:
+    """Figure every card game's luck again (``flask rebuild``): compared, and unless
+    ``check`` put right in one write that raises the versions of the matches it changed.
+    How many games differed."""
+    if check:
+        return len(rebuild_luck(check=True, echo=echo))
+    with writing(every_match=True):
+        differing = rebuild_luck(check=False, echo=echo)
+        raise_versions(sorted(set(differing)))
+    return len(differing)
 
 
 def copy_import(

@@ -138,6 +138,9 @@ def testing_config(database: Path, **overrides) -> dict:
         "SECRET_KEY": "test-secret-key",
         "WTF_CSRF_ENABLED": False,
         "TIMEZONE": "UTC",  # the times the tests expect, whatever the machine's zone
+        # An import's luck is figured in a helper process (companion.backup.apart); the
+        # tests of that turn it on, the others figure on the spot (luck.json) or not at all.
+        "FILL_LUCK_APART": False,
         **overrides,
     }
 

@@ -21,7 +21,7 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms import ValidationError
 
-from companion.backup.apart import ImportRunning, import_turn, import_upload
+from companion.backup.apart import ImportRunning, fill_luck_apart, import_turn, import_upload
 from companion.backup.copies import (
     copy_after_finished_match,
     copy_after_import,
@@ -41,7 +41,7 @@ from companion.derived.timing import match_times
 from companion.models import Match, Player, utcnow
 from companion.rules import N_
 from companion.state import get_match, match_state
-from companion.store import is_postgresql, match_finished
+from companion.store import fill_all_missing_luck, is_postgresql, match_finished
 from companion.web.access import grant
 from companion.web.headers import no_store
 from companion.web.htmx import render
@@ -109,6 +109,8 @@ def import_file():
     except BackupError as error:
         return backup_page({"file": error.message(gettext)}), 422
     copy_after(report)
+    if report.matches_added:
+        fill_luck_apart()
     session[REPORT_KEY] = report.as_dict()
     # Links are new on import: this phone gets the player link of matches still being
     # played, so it can go on, invite the others, or delete them (a few: it is a cookie).
@@ -214,6 +216,9 @@ def import_command(file: str) -> None:
         f"Matches: {report.matches_added} added, {report.matches_kept} already here "
         "(skipped)."
     )
+    if report.matches_added:
+        click.echo("Figuring the luck of every play of the imported matches…")
+        fill_all_missing_luck()
     if copy_after(report):
         wait_for_copies(timeout=600)  # this process ends next: the copy must be done
 

@@ -103,3 +103,22 @@ def helper_app(config: dict) -> Flask:
     app.config.update(config)
     db.init_app(app)
     return app
+
+
+def fill_luck_apart() -> None:
+    """After an import (or a start on a database from before luck was kept): the luck of
+    the matches that have none figured by a helper process of its own, a match per write
+    (``store.fill_all_missing_luck``), so no page waits for it: pages show each match's
+    luck once it is there, and ``luck.json`` figures what is not there yet itself. Two
+    helpers at once would only figure some matches twice (the second write of a match is
+    refused by the unique key, and given up)."""
+    if not current_app.config.get("FILL_LUCK_APART", True):
+        return
+    spawn = multiprocessing.get_context("spawn")
+    spawn.Process(target=fill_luck_in_helper, args=(dict(current_app.config),)).start()
+
+
+def fill_luck_in_helper(config: dict) -> None:
+    """In the helper process: every match's missing luck, figured."""
+    with helper_app(config).app_context():
+        store.fill_all_missing_luck()

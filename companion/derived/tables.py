@@ -162,3 +162,28 @@ class MatchRating(db.Model):
         Index("ix_match_rating_player", "player_id", "played_at", "match_id", "mu", "sigma"),
         Index("ix_match_rating_played", "played_at", "match_id"),
     )
+
+
+class PlayLuck(db.Model):
+    """Derived: one play of a placed round, from its player's point of view
+    (``companion.rules.luck``): its chance of taking a row, the bulls it was expected to
+    take, the bulls it took. ``whole``: figured with the player's whole hand (the game was
+    over), else with the round's card alone (``companion.derived.play_luck``)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    round_number: Mapped[int]
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    card: Mapped[int]
+    chance: Mapped[float]
+    expected: Mapped[float]
+    bulls: Mapped[int]
+    samples: Mapped[int]  # 0: every set of the others' cards counted
+    whole: Mapped[bool]
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "round_number", "player_id", name="uq_play_luck_player"),
+        Index("ix_play_luck_match", "match_id"),
+        Index("ix_play_luck_player", "player_id", "game_id", "expected", "bulls"),
+    )
