@@ -5,7 +5,7 @@ undo, corrections, player and watch links, live pushes and polls, and the table 
 
 from flask import Flask
 
-from companion.play import correct, entry, home, links, live, pages, push, setup, undo
+from companion.play import correct, entry, home, links, live, luck_report, pages, push, setup, undo
 from companion.play.blueprint import bp
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "init_app",
     "links",
     "live",
+    "luck_report",
     "pages",
     "push",
     "setup",

@@ -4,9 +4,11 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 from __future__ import annotations
 
 from companion import rules
+from companion.derived.play_luck import round_chances
 from companion.derived.timing import match_times
 from companion.play.bgstats import bgstats_link
 from companion.play.changes import latest
+from companion.play.luck_report import luck_view
 from companion.state import MatchState, PlayedGame
 from companion.web import present
 from companion.web.access import PLAYER, access, me
@@ -35,6 +37,8 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "shown": shown_round(game, state.name),
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
+        "game_luck": luck_view(state, finished[-1:]) if finished and not current else None,
+        "match_luck": luck_view(state, finished) if state.over else None,
         "corrected": latest(state),
         "bgstats": bgstats_link(state, times) if times else None,
         "times": times,
@@ -113,7 +117,8 @@ def shown_round(game: PlayedGame | None, name) -> present.RoundView | None:
     if game is None or game.pending is not None or game.last_round is None:
         return None
     steps = present.step_views(game.last_round.steps, name)
-    return present.round_view(game.rounds_played, steps)
+    chances = round_chances(game.game.id, game.rounds_played)
+    return present.round_view(game.rounds_played, present.with_chances(steps, chances))
 
 
 def form_key(state: MatchState, level: str | None, mine: int | None) -> str:

@@ -7,12 +7,12 @@ comes from ``companion.rules``; this module only names, translates and arranges 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
 from flask import current_app
-from flask_babel import format_number, get_locale, gettext, ngettext
+from flask_babel import format_decimal, format_number, format_percent, get_locale, gettext, ngettext
 
 from companion import rules
 
@@ -30,6 +30,41 @@ class StepView(NamedTuple):
     taken: tuple[int, ...]
     bulls: int
     text: str
+    # A take's chance of happening, when it was improbable (``IMPROBABLE`` or less).
+    chance: float | None = None
+
+
+# A take this unlikely is said in the round's summary ("a 4 % chance").
+IMPROBABLE = 0.10
+
+
+def with_chances(steps: Sequence[StepView], chances: Mapping[int, float]) -> list[StepView]:
+    """The steps with the chance of each improbable take (``chances``: by card)."""
+    return [
+        step._replace(chance=chances[step.card])
+        if step.taken and chances.get(step.card, 1.0) <= IMPROBABLE
+        else step
+        for step in steps
+    ]
+
+
+def percent(chance: float) -> str:
+    """ "4 %", "0.3 %", "<0.1 %": a chance in the page's language, a tenth under 1 %."""
+    if chance >= 0.01:
+        return format_percent(chance)
+    # The locale's own pattern (its space and sign), with a tenth: "0,3 %".
+    pattern = _BEFORE_PERCENT.sub("0.#", get_locale().percent_formats[None].pattern, count=1)
+    if chance < 0.001:  # drawn sets may miss what happened: never "0 %" for a take
+        return "<" + format_percent(0.001, pattern)
+    return format_percent(chance, pattern)
+
+
+_BEFORE_PERCENT = re.compile(r"0(?=\s*%)")
+
+
+def bulls_figure(value: float) -> str:
+    """ "9.1": expected bulls in the page's language, to a tenth."""
+    return format_decimal(round(value, 1), "#,##0.0")
 
 
 class OptionView(NamedTuple):
@@ -212,7 +247,13 @@ def _bull_words(_locale: str, count: int) -> str:
 
 
 # Templates call these: the _table.html macros take plain rows and build their views.
-TEMPLATE_GLOBALS = {"row_views": row_views, "bulls": rules.bulls, "bull_words": bull_words}
+TEMPLATE_GLOBALS = {
+    "row_views": row_views,
+    "bulls": rules.bulls,
+    "bull_words": bull_words,
+    "percent": percent,
+    "bulls_figure": bulls_figure,
+}
 
 
 def field_for(error: rules.RuleError, card: str, row: str | None = None) -> str:

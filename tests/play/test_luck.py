@@ -1,0 +1,257 @@
+"""Luck at the table (issue 34): each play's chance of taking a row and the bulls it was
+expected to take, kept per placed round, following undo and corrections; ``luck.json``;
+the round's improbable take in words; the game's end with each player's expected bulls."""
+
+import random
+import re
+
+import pytest
+from correcting import correct
+from driver import (
+    add_players,
+    enter_round,
+    phone,
+    play_game,
+    score_game,
+    start_game,
+    start_match,
+    summary_lines,
+    tokens,
+    undo,
+)
+from sqlalchemy import delete, select
+
+from companion import rules
+from companion.db import db
+from companion.derived.play_luck import rebuild_luck
+from companion.derived.tables import PlayLuck
+from companion.models import Game
+from companion.state import played_game
+
+NBSP = "\u00a0"
+
+
+def luck_of(client, match_id, game=1):
+    response = client.get(f"/matches/{match_id}/games/{game}/luck.json")
+    assert response.status_code == 200, response.text
+    return response.get_json()
+
+
+def engine_figures(app, match_id, number=1):
+    """The figures the rules want for a stored game, straight from its replay: by
+    (round, player), (card, chance, expected, bulls, samples)."""
+    with app.app_context():
+        game = db.session.scalars(
+            select(Game).where(Game.match_id == match_id, Game.number == number)
+        ).one()
+        player_ids = [seat.player_id for seat in game.match.seats]
+        replay = played_game(game, player_ids)
+        rounds = [result for result in replay.table.rounds if result.resolved]
+        deck = rules.deck_size(len(player_ids), game.match.pro)
+        odds = rules.game_odds(game.starting, rounds, deck, replay.finished, (game.id,))
+    return {
+        (number, play.player): (play.card, play.chance, play.expected, play.bulls, play.samples)
+        for number, plays in enumerate(odds, 1)
+        for play in plays
+    }
+
+
+def served_figures(document):
+    return {
+        (round_["round"], play["player_id"]): (
+            play["card"],
+            play["chance"],
+            play["expected"],
+            play["bulls"],
+        )
+        for round_ in document["rounds"]
+        for play in round_["plays"]
+    }
+
+
+def same(document, wanted):
+    assert served_figures(document) == {key: value[:4] for key, value in wanted.items()}
+
+
+def stored_rows(app, match_id):
+    with app.app_context():
+        query = select(PlayLuck.round_number, PlayLuck.player_id, PlayLuck.whole)
+        return set(db.session.execute(query.where(PlayLuck.match_id == match_id)).all())
+
+
+@pytest.fixture
+def three_played(app, client):
+    """Anna, Ben and Cleo have played one whole game."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    replay = play_game(client, match_id, ids, random.Random(34))
+    return ids, match_id, replay
+
+
+def test_a_three_player_game_is_counted_exactly_and_matches_the_rules(app, client, three_played):
+    ids, match_id, replay = three_played
+    document = luck_of(client, match_id)
+    assert document["match"] == match_id and document["game"] == 1
+    assert document["method"] == "exact" and "samples" not in document
+    assert [round_["round"] for round_ in document["rounds"]] == list(range(1, 11))
+    same(document, engine_figures(app, match_id))
+    # Each play's bulls are what its card took on the table, the names the seats'.
+    for round_, result in zip(document["rounds"], replay.rounds, strict=True):
+        taken = {step.player: step.bulls for step in result.steps}
+        assert {play["player_id"]: play["bulls"] for play in round_["plays"]} == taken
+        assert [play["card"] for play in round_["plays"]] == sorted(
+            step.card for step in result.steps
+        )
+    names = dict(zip(ids, ["Anna", "Ben", "Cleo"], strict=True))
+    players = document["players"]
+    assert [player["player_id"] for player in players] == ids
+    for player in players:
+        assert player["name"] == names[player["player_id"]]
+        assert player["bulls"] == replay.bulls()[player["player_id"]]
+        assert player["luck"] == pytest.approx(player["expected"] - player["bulls"])
+        plays = [
+            play
+            for round_ in document["rounds"]
+            for play in round_["plays"]
+            if play["player_id"] == player["player_id"]
+        ]
+        assert player["expected"] == pytest.approx(sum(play["expected"] for play in plays))
+    # Every round is kept, figured with the whole hands now that the game is over.
+    assert stored_rows(app, match_id) == {(n, pid, True) for n in range(1, 11) for pid in ids}
+
+
+def test_four_players_are_sampled_the_same_way_every_time(app, client):
+    ids = add_players(client, "Anna", "Ben", "Cleo", "Dora")
+    match_id = start_match(client, ids)
+    play_game(client, match_id, ids, random.Random(4))
+    first = luck_of(client, match_id)
+    assert first["method"] == "sampled" and first["samples"] == 4000
+    assert luck_of(client, match_id) == first
+    same(first, engine_figures(app, match_id))
+
+
+def test_a_watch_link_reads_it_and_an_unknown_game_or_match_is_404(app, client, three_played):
+    _ids, match_id, _replay = three_played
+    _player, watch = tokens(app, match_id)
+    watcher = phone(app, match_id, watch)
+    assert luck_of(watcher, match_id) == luck_of(client, match_id)
+    assert client.get(f"/matches/{match_id}/games/2/luck.json").status_code == 404
+    assert client.get(f"/matches/{match_id + 1}/games/1/luck.json").status_code == 404
+
+
+def test_a_running_game_counts_only_the_rounds_card_of_each_player(app, client):
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    assert start_game(client, match_id, [10, 50, 70, 90]).status_code == 303
+    for cards in ([11, 51], [12, 52]):
+        assert enter_round(client, match_id, dict(zip(ids, cards, strict=True))).status_code == 303
+    document = luck_of(client, match_id)
+    same(document, engine_figures(app, match_id))
+    assert stored_rows(app, match_id) == {(n, pid, False) for n in (1, 2) for pid in ids}
+    # Round 2 from Anna's side: Ben's card lies among the 104 - 4 - 2 - 1 = 97 cards she
+    # could not see (Ben's 51 of round 1 she saw); her 12 follows the 11 on row 1 unless
+    # it is too low (never: 10 is below it, and only a card below 10 could start a row
+    # there, which would then take a row of its own) — it never takes a row.
+    anna_12 = next(play for play in document["rounds"][1]["plays"] if play["card"] == 12)
+    assert anna_12["chance"] == 0 and anna_12["expected"] == 0
+
+
+def test_undo_and_a_correction_take_the_figures_along(app, client, three_played):
+    ids, match_id, _replay = three_played
+    assert undo(client, match_id).status_code in (303, 200)
+    while stored_rows(app, match_id) and max(stored_rows(app, match_id))[0] == 10:
+        assert undo(client, match_id).status_code in (303, 200)
+    # The game runs again: nine rounds, each figured with the round's card alone.
+    rows = stored_rows(app, match_id)
+    assert {whole for _n, _pid, whole in rows} == {False}
+    assert {n for n, _pid, _whole in rows} == set(range(1, 10))
+    same(luck_of(client, match_id), engine_figures(app, match_id))
+    # A correction of round 3 that swaps two players' cards: the figures follow.
+    with app.app_context():
+        game = db.session.scalars(select(Game).where(Game.match_id == match_id)).one()
+        plays = {play.player_id: play.card for play in game.rounds[2].plays}
+    swapped = {ids[0]: plays[ids[1]], ids[1]: plays[ids[0]], ids[2]: plays[ids[2]]}
+    response = correct(client, match_id, 1, 3, cards=swapped)
+    assert response.status_code in (200, 303)
+    same(luck_of(client, match_id), engine_figures(app, match_id))
+    with app.app_context():
+        assert rebuild_luck(check=True, echo=lambda line: None) == []
+
+
+def test_rebuild_puts_back_what_was_lost_and_luck_json_never_waits_for_it(
+    app, client, three_played
+):
+    _ids, match_id, _replay = three_played
+    wanted = luck_of(client, match_id)
+    with app.app_context():
+        db.session.execute(delete(PlayLuck))
+        db.session.commit()
+    # Nothing kept (an import's game before the background fills it): figured on the spot.
+    assert luck_of(client, match_id) == wanted
+    with app.app_context():
+        assert rebuild_luck(check=True, echo=lambda line: None) == [match_id]
+        assert rebuild_luck(check=False, echo=lambda line: None) == [match_id]
+        db.session.commit()
+        assert rebuild_luck(check=True, echo=lambda line: None) == []
+    assert luck_of(client, match_id) == wanted
+
+
+def test_a_score_only_game_has_no_plays(app, client):
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    assert score_game(client, match_id, {ids[0]: 10, ids[1]: 20}).status_code == 303
+    document = luck_of(client, match_id)
+    assert document["rounds"] == [] and document["players"] == []
+
+
+@pytest.fixture
+def improbable_take(client):
+    """Anna's 15 is the sixth card of row 1 only because Ben played the 14, the one card
+    between the row's end and hers: row 1 holds 10 11 12 13 after three rounds."""
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    assert start_game(client, match_id, [10, 50, 70, 90]).status_code == 303
+    for cards in ([11, 51], [12, 52], [13, 53], [15, 14]):
+        assert enter_round(client, match_id, dict(zip(ids, cards, strict=True))).status_code == 303
+    return ids, match_id
+
+
+def test_an_improbable_take_says_its_chance(client, improbable_take):
+    _ids, match_id = improbable_take
+    # From Anna's side Ben's card was any of 104 - 4 - 6 - 1 = 93 cards; only the 14
+    # makes her 15 the sixth card: 1/93, about 1 %.
+    document = luck_of(client, match_id)
+    anna_15 = next(play for play in document["rounds"][3]["plays"] if play["card"] == 15)
+    assert anna_15["chance"] == pytest.approx(1 / 93)
+    assert anna_15["expected"] == pytest.approx(11 / 93)  # 10 11 12 13 14: 3+5+1+1+1
+    lines = summary_lines(client.get(f"/matches/{match_id}").text)
+    assert lines == [
+        "Ben 14 → row 1",
+        f"Anna 15: sixth card, took row 1, 11{NBSP}bulls — a 1% chance",
+    ]
+
+
+def test_the_improbable_take_in_german_and_french(client, improbable_take):
+    _ids, match_id = improbable_take
+    page = client.get(f"/matches/{match_id}", headers={"Accept-Language": "de"}).text
+    assert f"— eine Chance von 1{NBSP}%" in summary_lines(page)[1]
+    page = client.get(f"/matches/{match_id}", headers={"Accept-Language": "fr"}).text
+    assert f"— 1{NBSP}% de chances" in summary_lines(page)[1]
+
+
+def test_the_game_end_shows_expected_bulls_and_who_was_luckiest(app, client, three_played):
+    _ids, match_id, _replay = three_played
+    document = luck_of(client, match_id)
+    page = client.get(f"/matches/{match_id}").text
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "Expected" in page and "What does “expected” mean?" in page
+    players = sorted(document["players"], key=lambda player: player["luck"])
+    unluckiest, luckiest = players[0], players[-1]
+    figure = f"{-unluckiest['luck']:.1f}"
+    assert (
+        f"{unluckiest['name']}: expected from the cards {unluckiest['expected']:.1f} bulls, "
+        f"took {unluckiest['bulls']}: {figure} bulls of bad luck."
+    ) in text
+    assert f"{luckiest['name']}: expected from the cards" in text
+    for player in players:
+        assert f'<td class="num expected">{player["expected"]:.1f}</td>' in page
