@@ -32,9 +32,15 @@ def rebuild_command(check: bool) -> None:
     )
     click.echo(f"Every finished match rated again, {rebuilt.differing_ratings} {verb} differing.")
     luck = rebuild_all_luck(check, click.echo)
-    click.echo(f"Every card game's luck figured again, {luck} {verb} differing.")
+    click.echo(f"Every card game's luck figured again, {len(luck.differing)} {verb} differing.")
+    if luck.missing:
+        done = "not figured yet (the server figures it in the background)" if check else "filled in"
+        click.echo(f"{len(luck.missing)} games' luck {done}.")
     if check and (
-        rebuilt.differing_games or rebuilt.differing_matches or rebuilt.differing_ratings or luck
+        rebuilt.differing_games
+        or rebuilt.differing_matches
+        or rebuilt.differing_ratings
+        or luck.differing
     ):
         raise SystemExit(1)
 

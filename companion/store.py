@@ -41,7 +41,13 @@ from sqlalchemy.exc import IntegrityError
 from companion import storage
 from companion.db import WRITE, WRITE_WAIT, db
 from companion.derived import Rebuilt, match_rows_going, rebuild, refresh_results
-from companion.derived.play_luck import fill_luck, missing_matches, rebuild_luck, refresh_luck
+from companion.derived.play_luck import (
+    LuckRebuilt,
+    fill_luck,
+    missing_matches,
+    rebuild_luck,
+    refresh_luck,
+)
 from companion.models import (
     Correction,
     Game,
@@ -368,16 +374,16 @@ def rebuild_matches(echo: Callable[[str], None]) -> Rebuilt:
     return rebuilt
 
 
-def rebuild_all_luck(check: bool, echo: Callable[[str], None]) -> int:
+def rebuild_all_luck(check: bool, echo: Callable[[str], None]) -> LuckRebuilt:
     """Figure every card game's luck again (``flask rebuild``): compared, and unless
-    ``check`` put right in one write that raises the versions of the matches it changed.
-    How many games differed."""
+    ``check`` put right (and filled in where none is kept yet) in one write that raises
+    the versions of the matches it changed."""
     if check:
-        return len(rebuild_luck(check=True, echo=echo))
+        return rebuild_luck(check=True, echo=echo)
     with writing(every_match=True):
-        differing = rebuild_luck(check=False, echo=echo)
-        raise_versions(sorted(set(differing)))
-    return len(differing)
+        found = rebuild_luck(check=False, echo=echo)
+        raise_versions(sorted({*found.differing, *found.missing}))
+    return found
 
 
 def copy_import(

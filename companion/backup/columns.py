@@ -141,6 +141,7 @@ DERIVED = (
     derived.CardTake,
     derived.PlayerMatchStat,
     derived.MatchRating,
+    derived.PlayLuck,
 )
 NOT_TABLES = {"alembic_version": "the schema's revision: the new server's own"}
 

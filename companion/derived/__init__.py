@@ -38,6 +38,7 @@ from companion.derived.tables import (
     NemesisCount,
     PlayerGameStat,
     PlayerMatchStat,
+    PlayLuck,
 )
 from companion.derived.timing import match_times
 from companion.models import Game, Match
@@ -48,6 +49,7 @@ __all__ = [
     "GameResult",
     "MatchRating",
     "NemesisCount",
+    "PlayLuck",
     "PlayerGameStat",
     "PlayerMatchStat",
 ]

@@ -181,11 +181,20 @@ def read(game: PlayedGame, deck: int) -> list[LuckRow]:
     return sorted(kept + fresh, key=lambda row: (row.round_number, row.card))
 
 
-def rebuild_luck(check: bool, echo=print) -> list[int]:
+class LuckRebuilt(NamedTuple):
+    """What ``rebuild_luck`` found: the match of each game whose kept luck differed, and of
+    each game with none kept yet (an import's or an upgrade's, which the background
+    figures: not a difference)."""
+
+    differing: list[int]
+    missing: list[int]
+
+
+def rebuild_luck(check: bool, echo=print) -> LuckRebuilt:
     """Every card game's luck figured anew from its inputs and compared with what is
-    stored; unless ``check``, put right (the caller commits). The match of each game
-    that differed. Matches the rules refuse are ``rebuild``'s to name, and skipped here."""
-    differing: list[int] = []
+    kept; unless ``check``, put right and filled in (the caller commits). Matches the
+    rules refuse are ``rebuild``'s to name, and skipped here."""
+    found = LuckRebuilt([], [])
     for match in db.session.scalars(select(Match).order_by(Match.id)):
         if match_problem(match):
             continue
@@ -196,12 +205,16 @@ def rebuild_luck(check: bool, echo=print) -> list[int]:
             game = played_game(stored_game, player_ids)
             wanted = set(figured(game, deck_of(match)))
             kept = {row for rows in have.get(stored_game.id, {}).values() for row in rows}
-            if wanted != kept:
-                differing.append(match.id)
+            if wanted == kept:
+                continue
+            if kept:
+                found.differing.append(match.id)
                 echo(f"match {match.id} game {stored_game.number}: luck differs")
-                if not check:
-                    put(game, range(1, len(placed_rounds(game)) + 1), deck_of(match))
-    return differing
+            else:
+                found.missing.append(match.id)
+            if not check:
+                put(game, range(1, len(placed_rounds(game)) + 1), deck_of(match))
+    return found
 
 
 def round_chances(game_id: int, number: int) -> dict[int, float]:

@@ -23,6 +23,7 @@ from companion import create_app
 from companion.db import db
 from companion.derived import rebuild
 from companion.models import Correction, Game, Match
+from companion.store import fill_all_missing_luck
 
 EVENING = datetime(2026, 11, 27, 19, 30, 12, 345678)
 # A CSRF token (itsdangerous: payload, time, signature): each session has its own.
@@ -113,8 +114,11 @@ def pages(app, match_ids: list[int]) -> dict[str, str]:
 
 
 def moved(source, target) -> None:
-    """The source's backup imported into the target, through the page."""
+    """The source's backup imported into the target, through the page, and its luck
+    figured as the server's helper process figures it right after (backup.apart)."""
     assert upload(target, export(source)).status_code == 303
+    with target.application.app_context():
+        fill_all_missing_luck()
 
 
 def assert_same_pages(before: dict[str, str], after: dict[str, str]) -> None:
