@@ -1,0 +1,135 @@
+"""Luck in Chromium (issue 34): an improbable take says its chance in the round's summary,
+and a game's end shows each player's expected bulls and who was luckiest; at 390x844, in
+view with what to enter next, in English, German and French, and on the TV."""
+
+import re
+
+import pytest
+from browsing import fits_the_phone, new_names, play_cards_game, seat_ids, started_match
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+IN_VIEW = """el => { const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
+
+# Two players: row 1 holds 10 11 12 13 after three rounds; in round 4 Ben's 14 is its 5th
+# card and Anna's 15 its 6th. From Anna's side Ben's card was any of the 93 she could not
+# see, and only the 14 did that: a 1 % chance, for 10 11 12 13 14's 11 bulls.
+STARTING = [10, 50, 70, 90]
+ROUNDS = [(11, 51), (12, 52), (13, 53), (15, 14)]
+TAKE = {
+    "en": "15: sixth card, took row 1, 11 bulls — a 1% chance",
+    "de": "15: sechste Karte, nimmt Reihe 1, 11 Hornochsen — eine Chance von 1 %",
+    "fr": "15 : sixième carte, a ramassé la rangée 1, 11 têtes de bœuf — 1 % de chances",
+}
+EXPECTED = {"en": "Expected", "de": "Erwartet", "fr": "Attendu"}
+BAD_LUCK = {
+    "en": "bulls of bad luck.",
+    "de": "Hornochsen Pech.",
+    "fr": "têtes de bœuf de malchance.",
+}
+
+
+def in_view(locator) -> bool:
+    """True when the whole element is inside the viewport (not just somewhere on the page)."""
+    return locator.evaluate(IN_VIEW)
+
+
+def posted_rounds(page, match_url: str, rounds, first: int = 1) -> None:
+    """Rounds sent by plain posts, the seats' cards in seat order."""
+    ids = seat_ids(page, match_url)
+    for number, cards in enumerate(rounds, first):
+        form = {f"card-{pid}": str(card) for pid, card in zip(ids, cards, strict=True)}
+        response = page.request.post(
+            f"{match_url}/rounds", form=form | {"game": "1", "round": str(number)}
+        )
+        assert response.ok
+
+
+def in_language(page, live_server: str, lang: str) -> None:
+    page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+    page.reload()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_an_improbable_take_says_its_chance_on_one_screen(
+    page, console_errors, live_server, artifacts, lang
+):
+    names = new_names(2, "Luck")
+    match_url = started_match(page, live_server, names)
+    form = {f"row{row}": str(card) for row, card in enumerate(STARTING, 1)}
+    assert page.request.post(f"{match_url}/games", form=form | {"game": "1"}).ok
+    posted_rounds(page, match_url, ROUNDS)
+    page.goto(match_url)
+    in_language(page, live_server, lang)
+    take = page.locator(".round-summary .summary-sixth")
+    expect(take).to_have_text(f"{names[0]} {TAKE[lang]}")
+    expect(take.locator(".summary-chance")).to_be_visible()
+    first_field = page.locator(".round-form input:not([type=hidden])").first
+    expect(first_field).to_be_visible()
+    page.screenshot(path=artifacts / f"luck-take-{lang}.png")
+    assert page.evaluate("scrollY") == 0
+    for part in (page.locator(".round-summary"), first_field):
+        assert in_view(part), part.bounding_box()
+    fits_the_phone(page)
+    tv = page.context.browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        tv.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+        tv.goto(f"{match_url}/table")
+        expect(tv.locator(".summary-sixth")).to_have_text(f"{names[0]} {TAKE[lang]}")
+        assert in_view(tv.locator(".summary-sixth .summary-chance"))
+    finally:
+        tv.close()
+    assert console_errors == []
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_the_game_end_shows_expected_bulls_and_the_luckiest(
+    page, console_errors, live_server, artifacts, lang
+):
+    names = new_names(4, "LuckEnd")
+    match_url = started_match(page, live_server, names)
+    play_cards_game(page, match_url, 1, seed=34)
+    luck = page.request.get(f"{match_url}/games/1/luck.json").json()
+    assert luck["method"] == "sampled" and len(luck["rounds"]) == 10
+    page.goto(match_url)
+    in_language(page, live_server, lang)
+    end = page.locator(".game-end")
+    expect(end.locator("thead th").nth(2)).to_have_text(EXPECTED[lang])
+    # Bulls beside expected bulls: no header runs out of its column into the next.
+    spilling = "cells => cells.filter(c => c.scrollWidth > c.clientWidth).map(c => c.textContent)"
+    assert end.locator("thead th").evaluate_all(spilling) == []
+    shown = end.locator("td.expected")
+    expect(shown).to_have_count(4)
+    figures = [re.sub(r"[.,]", ".", text) for text in shown.all_inner_texts()]
+    by_name = {player["name"]: player for player in luck["players"]}
+    assert figures == [f"{by_name[name]['expected']:.1f}" for name in names]
+    expect(end.locator(".luck-unlucky")).to_contain_text(BAD_LUCK[lang])
+    unluckiest = min(luck["players"], key=lambda player: player["luck"])
+    expect(end.locator(".luck-unlucky")).to_contain_text(unluckiest["name"])
+    # What "expected" means, one tap away.
+    why = end.locator(".luck-why")
+    why.locator("summary").click()
+    expect(why.locator("p")).to_be_visible()
+    why.locator("summary").scroll_into_view_if_needed()
+    end.scroll_into_view_if_needed()
+    page.screenshot(path=artifacts / f"luck-game-end-{lang}.png", full_page=True)
+    for part in (end.locator("table"), end.locator(".luck-note p").first):
+        part.scroll_into_view_if_needed()
+        assert in_view(part), part.bounding_box()
+    fits_the_phone(page)
+    tv = page.context.browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        tv.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+        tv.goto(f"{match_url}/table")
+        expect(tv.locator(".last-round")).to_be_hidden(timeout=15_000)  # then the standings
+        standings = tv.locator(".standings")
+        expect(standings.locator("td.expected")).to_have_count(4)
+        expect(standings.locator(".luck-unlucky")).to_contain_text(unluckiest["name"])
+        tv.screenshot(path=artifacts / f"luck-tv-game-end-{lang}.png")
+        for part in (standings.locator(".standings-table"), standings.locator(".luck-note")):
+            assert in_view(part), part.bounding_box()
+    finally:
+        tv.close()
+    assert console_errors == []
