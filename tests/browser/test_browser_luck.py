@@ -133,3 +133,48 @@ def test_the_game_end_shows_expected_bulls_and_the_luckiest(
     finally:
         tv.close()
     assert console_errors == []
+
+
+# Six players: row 1 holds 10 11 12 13 after three rounds, rows 3 and 4 are full. In round
+# 4 Ben's 14 is row 1's 5th card and Anna's 15 its 6th; Emil's 16 and Fritz's 17 follow on
+# her new row. From Anna's side the others' five cards were any of 81 she could not see,
+# and only the 14 did that (a too-low card would take row 2, the lightest): 5/81 ≈ 6 %.
+SIX_STARTING = [10, 30, 60, 90]
+SIX_ROUNDS = [
+    (11, 31, 32, 61, 62, 91),
+    (12, 33, 34, 63, 92, 93),
+    (13, 35, 64, 94, 36, 37),
+    (15, 14, 38, 39, 16, 17),
+]
+SIX_TAKE = {
+    "en": "15: sixth card, took row 1, 11 bulls — a 6% chance",
+    "de": "15: sechste Karte, nimmt Reihe 1, 11 Hornochsen — eine Chance von 6 %",
+    "fr": "15 : sixième carte, a ramassé la rangée 1, 11 têtes de bœuf — 6 % de chances",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_six_players_summary_with_a_chance_still_fits_one_screen(
+    page, console_errors, live_server, artifacts, lang
+):
+    names = new_names(6, "LuckSix")
+    match_url = started_match(page, live_server, names)
+    form = {f"row{row}": str(card) for row, card in enumerate(SIX_STARTING, 1)}
+    assert page.request.post(f"{match_url}/games", form=form | {"game": "1"}).ok
+    posted_rounds(page, match_url, SIX_ROUNDS)
+    page.goto(match_url)
+    in_language(page, live_server, lang)
+    steps = page.locator(".round-summary .summary-step")
+    expect(steps).to_have_count(6)
+    expect(page.locator(".summary-sixth")).to_have_text(f"{names[0]} {SIX_TAKE[lang]}")
+    first_field = page.locator(".round-form input:not([type=hidden])").first
+    expect(first_field).to_be_focused()
+    page.screenshot(path=artifacts / f"luck-summary-6p-{lang}.png")
+    assert page.evaluate("scrollY") == 0
+    for part in (page.locator(".round-summary"), page.locator(".live-rows .table-rows")):
+        assert in_view(part), part.bounding_box()
+    form_fields = page.locator(".round-form input:not([type=hidden])")
+    assert in_view(form_fields.first) and in_view(form_fields.last)
+    assert in_view(page.locator(".round-form button[type=submit]"))
+    fits_the_phone(page)
+    assert console_errors == []
