@@ -6,6 +6,8 @@ asked of the database for the year's matches: nothing is replayed here. Their me
 is in ``companion.household.yearly``, which makes the review of them. A review is kept
 in memory with the stamp of what it was made of (the match rows up to the year's end
 and the year's matches' versions), so a request after a change asks the database again.
+The year's luck is asked apart (``companion.household.luck_figures``, every match's
+luck kept in memory): a game's luck is figured in a write after the one that finished it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sqlalchemy import Float, Select, cast, func, literal, select
 from companion import rules
 from companion.db import db
 from companion.derived import CardTake, MatchRating, NemesisCount, PlayerMatchStat
-from companion.household import yearly
+from companion.household import luck_figures, match_luck, yearly
 from companion.household.leaderboard import everyone, round_url
 from companion.household.ratings import START, Rating
 from companion.memo import Memo
@@ -106,6 +108,27 @@ def make_review(year: Year) -> yearly.Review:
         read_nemesis(year),
         costliest(year),
     )
+
+
+def luck_of(year: int, player_id: int | None) -> yearly.YearLuck:
+    """The year's luckiest and unluckiest players (or one player's luck) and unluckiest
+    play, over the complete card games of the matches created in it."""
+    asked, held = Year(year, player_id), match_luck.kept()
+    luck = luck_figures.luck_by_player(asked.since, asked.until, held=held)
+    play = luck_figures.unluckiest(asked.since, asked.until, player_id, held)
+    unlucky = None
+    if play is not None:
+        where = (play.match_id, play.game, play.round)
+        unlucky = yearly.Unlucky(play.player_id, play.card, play.chance, play.bulls, *where)
+    per_game = {player: (mine.per_game, mine.games) for player, mine in luck.items()}
+    return yearly.year_luck(player_id, per_game, unlucky)
+
+
+def luck_context(year: int, player_id: int | None) -> dict:
+    """The year's luck for the page, with the unluckiest play's round to replay."""
+    luck = luck_of(year, player_id)
+    url = round_url(*luck.play[4:]) if luck.play else None
+    return {"luck": luck, "unlucky_url": url, "luck_games": yearly.LUCK_GAMES}
 
 
 def read_matches(year: Year) -> list[yearly.MatchIn]:
@@ -275,5 +298,6 @@ def show(year: str):
         form={"player": str(player_id or "")},
         errors=errors,
         worst_url=round_url(*review.worst_round[2:]) if review.worst_round else None,
+        **luck_context(year, player_id),
         this_year=local(utcnow()).year,
     ), 422 if errors else 200

@@ -9,6 +9,9 @@ The period filter goes by the day a match was created; the players filter by its
 The leaderboard's figures are kept in memory per filter, with the fingerprint of the
 match rows they were computed from (``fingerprint``): a request after any change
 computes them again (in SQL, ratings mostly from ``companion.household.ratings``' cache).
+Luck (``luck``) is kept apart, match by match (``companion.household.match_luck``): a
+game's luck is figured in a write after the one that finished it, and an import's
+later still, while the match rows stay as they were.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from sqlalchemy.orm import aliased
 
 from companion.db import db
 from companion.derived import PlayerGameStat, PlayerMatchStat
+from companion.household import luck_figures, match_luck
 from companion.household.ratings import START, Ranked, Rating, RatingRun, rated
 from companion.memo import Memo
 from companion.models import utcnow
@@ -110,6 +114,12 @@ def board(filters: Filters = ALL_TIME, now: datetime | None = None) -> Board:
     result = compute_board(since, filters.players)
     BOARDS.put(key, (stamp, result))
     return result
+
+
+def luck(filters: Filters = ALL_TIME, now: datetime | None = None) -> dict[int, match_luck.Luck]:
+    """Each player's luck over the complete card games under ``filters``, by player id."""
+    since = filters.since(now or utcnow())
+    return luck_figures.luck_by_player(since, None, filters.players)
 
 
 def compute_board(since: datetime | None, players: int | None) -> Board:

@@ -28,6 +28,14 @@ What each figure means:
   nemesis, ``companion.derived.figures``), counted over the year; ties share.
 - the costliest card: the card that, played, took the most bulls over the year (the sixth
   card of a row, or a too-low card: ``CardTake``); the lower card on a tie.
+- luckiest and unluckiest: the players with the most (the least) luck per game, the bulls
+  their cards were expected to take less the bulls they took (``rules.PlayerLuck``), over
+  the year's finished card games whose luck is complete
+  (``companion.household.match_luck``), among those with at least ``LUCK_GAMES`` of them
+  (one lucky game says little); ties share. Shown when the two differ. For one player:
+  their own luck per game, from one game on.
+- the unluckiest play: of those games' plays that took a row, the one with the lowest
+  chance of doing so, more bulls first on a tie, then the earliest.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 MONTHS = 12
+LUCK_GAMES = 3  # games with complete luck a player needs to be the luckiest or unluckiest
 EVENING_STARTS = timedelta(hours=6)  # a night's play after midnight is the same evening
 
 
@@ -68,6 +77,30 @@ class Clean(NamedTuple):
     game: int
     players: int
     bulls: int  # the table's (or the player's) bulls in it
+
+
+class Unlucky(NamedTuple):
+    """A play that took a row: its chance of doing so, its card and bulls, who played
+    it, and its round to replay."""
+
+    player_id: int
+    card: int
+    chance: float
+    bulls: int
+    match_id: int
+    game: int
+    round: int
+
+
+class YearLuck(NamedTuple):
+    """The year's luck: the luckiest and unluckiest players with their luck per game
+    (positive: fewer bulls than expected), or one player's own (luck per game, games),
+    and the unluckiest play."""
+
+    luckiest: tuple[list[int], float] | None
+    unluckiest: tuple[list[int], float] | None
+    mine: tuple[float, int] | None
+    play: Unlucky | None
 
 
 class Bars(NamedTuple):
@@ -151,6 +184,29 @@ def most_improved(ratings: Mapping[int, tuple[float, float]]) -> tuple[list[int]
     if best <= 0:
         return None
     return sorted(player for player, rise in rises.items() if rise == best), best
+
+
+def year_luck(
+    player_id: int | None, luck: Mapping[int, tuple[float, int]], play: Unlucky | None
+) -> YearLuck:
+    """The year's luck from each player's (luck per game, games) and the unluckiest
+    play (for one player: theirs)."""
+    if player_id is not None:
+        return YearLuck(None, None, luck.get(player_id), play)
+    counted = {
+        player: round(per_game, 6)
+        for player, (per_game, games) in luck.items()
+        if games >= LUCK_GAMES
+    }
+    best, worst = max(counted.values(), default=0), min(counted.values(), default=0)
+    if best == worst:  # nobody, one player, or all equally lucky
+        return YearLuck(None, None, None, play)
+    return YearLuck(
+        (sorted(p for p, value in counted.items() if value == best), best),
+        (sorted(p for p, value in counted.items() if value == worst), worst),
+        None,
+        play,
+    )
 
 
 def nemeses(rows: Iterable[tuple[int, int, int]]) -> dict[int, tuple[list[int], int]]:

@@ -1,0 +1,197 @@
+"""What the pages ask of every match's luck (``companion.household.match_luck``): each
+player's luck under the leaderboard's filters or over a year, and the unluckiest play.
+
+The answers are kept in ``FOUND`` with the stamps of the luck they were found in, bucket
+by bucket: a change to one match finds its bucket's part again, not every match's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from typing import NamedTuple, TypeVar
+
+from sqlalchemy import func, select
+
+from companion import rules
+from companion.db import db
+from companion.derived.tables import PlayLuck
+from companion.household.match_luck import Kept, Luck, MatchLuck, kept
+from companion.memo import Memo
+from companion.models import Game, Match
+
+FOUND = Memo("luck_found", 32)  # the pages' questions: a few filters and years
+P = TypeVar("P")
+T = TypeVar("T")
+
+
+class Play(NamedTuple):
+    """One play that took a row: its chance of doing so, where it was, and who played it."""
+
+    chance: float
+    bulls: int
+    card: int
+    player_id: int
+    match_id: int
+    game: int  # number in the match
+    round: int
+
+
+def in_range(
+    matches: dict[int, MatchLuck],
+    since: datetime | None,
+    until: datetime | None,
+    players: int | None = None,
+) -> Iterator[tuple[int, MatchLuck]]:
+    """Of these matches, those with luck created in [since, until) at which ``players``
+    sat (None: any number), with their ids."""
+    for match_id, luck in matches.items():
+        if not luck.players:
+            continue
+        if since is not None and luck.played_at < since:
+            continue
+        if until is not None and luck.played_at >= until:
+            continue
+        if players is not None and len(luck.players) != players:
+            continue
+        yield match_id, luck
+
+
+def luck_by_player(
+    since: datetime | None = None,
+    until: datetime | None = None,
+    players: int | None = None,
+    held: Kept | None = None,
+) -> dict[int, Luck]:
+    """Each player's luck over the complete games of the matches created in [since,
+    until) with ``players`` at the table (the leaderboard's filters; None: any), from
+    ``held`` (default: ``kept()``)."""
+
+    def part(matches: dict[int, MatchLuck]) -> dict[int, list]:
+        return add_up(luck for _id, luck in in_range(matches, since, until, players))
+
+    def combine(parts: list[dict[int, list]]) -> dict[int, Luck]:
+        totals: dict[int, list] = {}
+        for totalled in parts:
+            for player_id, (games, expected, bulls) in totalled.items():
+                have = totals.setdefault(player_id, [0, 0.0, 0])
+                have[0] += games
+                have[1] += expected
+                have[2] += bulls
+        return {player_id: Luck(*values) for player_id, values in totals.items()}
+
+    return found(held or kept(), ("luck", since, until, players), part, combine)
+
+
+def add_up(matches: Iterable[MatchLuck]) -> dict[int, list]:
+    """Each player's [games, expected, bulls] over these matches (plain lists while
+    adding: thousands of players' matches in a bucket)."""
+    totals: dict[int, list] = {}
+    for luck in matches:
+        for player_id, (games, expected, bulls), _lowest in luck.players:
+            have = totals.get(player_id)
+            if have is None:
+                totals[player_id] = [games, expected, bulls]
+            else:
+                have[0] += games
+                have[1] += expected
+                have[2] += bulls
+    return totals
+
+
+Lowest = tuple[float, list[tuple[int, int]]] | None  # a chance, and its (match, player)s
+
+
+def unluckiest(
+    since: datetime | None = None,
+    until: datetime | None = None,
+    player_id: int | None = None,
+    held: Kept | None = None,
+) -> Play | None:
+    """The unluckiest play of the complete games of the matches created in [since,
+    until), of everyone or of one player, from ``held`` (default: ``kept()``): of the
+    plays that took a row, the one with the lowest chance of doing so; more bulls first
+    on a tie, then the earliest (by the match's creation, its id, the game, the round)
+    and the lower player id."""
+
+    def part(matches: dict[int, MatchLuck]) -> Lowest:
+        lowest = [
+            (mine.lowest, match_id, mine.player_id)
+            for match_id, luck in in_range(matches, since, until)
+            for mine in luck.players
+            if mine.lowest is not None and player_id in (None, mine.player_id)
+        ]
+        if not lowest:
+            return None
+        chance = min(lowest)[0]
+        return chance, [(match, player) for low, match, player in lowest if low == chance]
+
+    def combine(parts: list[Lowest]) -> Play | None:
+        found_parts = [lowest for lowest in parts if lowest is not None]
+        if not found_parts:
+            return None
+        chance = min(low for low, _where in found_parts)
+        where = {pair for low, pairs in found_parts if low == chance for pair in pairs}
+        return first_play(chance, where)
+
+    return found(held or kept(), ("unluckiest", since, until, player_id), part, combine)
+
+
+def first_play(chance: float, where: set[tuple[int, int]]) -> Play | None:
+    """Of the plays with this chance that took a row in the complete games of these
+    (match, player) pairs, the one with the most bulls, then the earliest."""
+    matches = sorted({match_id for match_id, _player in where})
+    complete = (
+        select(PlayLuck.game_id)
+        .where(PlayLuck.match_id.in_(matches), PlayLuck.whole)
+        .group_by(PlayLuck.game_id)
+        .having(func.count(func.distinct(PlayLuck.round_number)) == rules.HAND_SIZE)
+    )
+    query = (
+        select(
+            PlayLuck.bulls,
+            PlayLuck.card,
+            PlayLuck.player_id,
+            PlayLuck.match_id,
+            Game.number,
+            PlayLuck.round_number,
+            Match.created_at,
+        )
+        .join(Game, Game.id == PlayLuck.game_id)
+        .join(Match, Match.id == PlayLuck.match_id)
+        .where(PlayLuck.chance == chance, PlayLuck.bulls > 0, PlayLuck.game_id.in_(complete))
+    )
+    plays = [
+        (-bulls, created, match_id, game, number, player, card)
+        for bulls, card, player, match_id, game, number, created in db.session.connection().execute(
+            query
+        )
+        if (match_id, player) in where
+    ]
+    if not plays:
+        return None
+    bulls, _created, match_id, game, number, player, card = min(plays)
+    return Play(chance, -bulls, card, player, match_id, game, number)
+
+
+def found(
+    held: Kept,
+    key: tuple,
+    part: Callable[[dict[int, MatchLuck]], P],
+    combine: Callable[[list[P]], T],
+) -> T:
+    """What ``combine`` makes of what ``part`` finds in each bucket of matches: kept while
+    they stay as they are, and each bucket's part while its bucket does."""
+    have = FOUND.get(key)
+    if have is not None and have[0] == held.stamp:
+        return have[2]
+    before = have[1] if have is not None else {}
+    parts = {}
+    for number, matches in sorted(held.buckets.items()):
+        stamped = before.get(number)
+        if stamped is None or stamped[0] != held.stamp[number]:
+            stamped = (held.stamp[number], part(matches))
+        parts[number] = stamped
+    made = combine([value for _stamp, value in parts.values()])
+    FOUND.put(key, (held.stamp, parts, made))
+    return made
