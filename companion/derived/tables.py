@@ -184,6 +184,17 @@ class PlayLuck(db.Model):
 
     __table_args__ = (
         UniqueConstraint("game_id", "round_number", "player_id", name="uq_play_luck_player"),
-        Index("ix_play_luck_match", "match_id"),
-        Index("ix_play_luck_player", "player_id", "game_id", "expected", "bulls"),
+        # Covering: a match's sums per player and game (the household's luck pages,
+        # companion.household.match_luck) read the index alone, not the rows.
+        Index(
+            "ix_play_luck_match",
+            "match_id",
+            "player_id",
+            "game_id",
+            "whole",
+            "round_number",
+            "expected",
+            "bulls",
+            "chance",
+        ),
     )

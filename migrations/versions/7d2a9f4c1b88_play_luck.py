@@ -38,12 +38,10 @@ def upgrade():
     sa.UniqueConstraint('game_id', 'round_number', 'player_id', name='uq_play_luck_player')
     )
     with op.batch_alter_table('play_luck', schema=None) as batch_op:
-        batch_op.create_index('ix_play_luck_match', ['match_id'], unique=False)
-        batch_op.create_index('ix_play_luck_player', ['player_id', 'game_id', 'expected', 'bulls'], unique=False)
+        batch_op.create_index('ix_play_luck_match', ['match_id', 'player_id', 'game_id', 'whole', 'round_number', 'expected', 'bulls', 'chance'], unique=False)
 
 
 def downgrade():
     with op.batch_alter_table('play_luck', schema=None) as batch_op:
-        batch_op.drop_index('ix_play_luck_player')
         batch_op.drop_index('ix_play_luck_match')
     op.drop_table('play_luck')
