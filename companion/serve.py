@@ -28,17 +28,14 @@ from contextlib import contextmanager
 
 import waitress
 from flask_migrate import upgrade
-from sqlalchemy import select
 
 from companion import storage
 from companion.app import create_app
 from companion.backup.apart import fill_luck_apart
 from companion.backup.copies import copy_daily_in_background, database_file
 from companion.db import db
-from companion.derived import PlayerMatchStat
 from companion.derived.play_luck import missing_matches
-from companion.models import Seat
-from companion.store import rebuild_matches
+from companion.store import fill_statistics
 from companion.web.faults import StorageError
 from companion.web.network import is_loopback, phone_url, print_qr
 from companion.web.tls import certificate_problem, scheme
@@ -132,14 +129,6 @@ def tls_problem(args: argparse.Namespace) -> str | None:
 def default_workers() -> int:
     """One worker per core, at most MAX_WORKERS (each takes about 90 MB)."""
     return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
-
-
-def fill_statistics() -> None:
-    """Derive the statistics once for games played before the statistics tables existed."""
-    has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
-    has_statistics = db.session.scalar(select(PlayerMatchStat.id).limit(1)) is not None
-    if has_matches and not has_statistics:
-        rebuild_matches(echo=lambda line: None)
 
 
 @contextmanager

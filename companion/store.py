@@ -40,7 +40,13 @@ from sqlalchemy.exc import IntegrityError
 
 from companion import storage
 from companion.db import WRITE, WRITE_WAIT, db
-from companion.derived import Rebuilt, match_rows_going, rebuild, refresh_results
+from companion.derived import (
+    PlayerMatchStat,
+    Rebuilt,
+    match_rows_going,
+    rebuild,
+    refresh_results,
+)
 from companion.derived.play_luck import (
     LuckRebuilt,
     fill_luck,
@@ -372,6 +378,15 @@ def rebuild_matches(echo: Callable[[str], None]) -> Rebuilt:
         rebuilt = rebuild(check=False, echo=echo)
         raise_versions(list(rebuilt.differing))
     return rebuilt
+
+
+def fill_statistics() -> None:
+    """Derive the statistics once for games played before the statistics tables existed
+    (an upgrade: the server's start, and a copy tried out before ``restore``)."""
+    has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
+    has_statistics = db.session.scalar(select(PlayerMatchStat.id).limit(1)) is not None
+    if has_matches and not has_statistics:
+        rebuild_matches(echo=lambda line: None)
 
 
 def rebuild_all_luck(check: bool, echo: Callable[[str], None]) -> LuckRebuilt:

@@ -8,7 +8,7 @@ from html import unescape
 
 from companion import rules
 from companion.db import db
-from companion.derived import GameResult
+from companion.derived import GameResult, rows_of
 from companion.models import Match, Play, Player, Round, RowChoice
 from companion.state import match_state
 
@@ -137,6 +137,12 @@ def table_snapshot(app):
             db.session.execute(db.select(model.__table__)).all()
             for model in (Match, Round, Play, RowChoice, GameResult)
         ]
+
+
+def replayed_rows(match: Match) -> dict[str, set]:
+    """A match's derived rows computed from its inputs alone (every game replayed), as
+    ``flask rebuild`` computes them."""
+    return rows_of(match_state(match, replay_all=True))
 
 
 def tokens(app, match_id):

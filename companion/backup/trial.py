@@ -32,14 +32,12 @@ from alembic.script import ScriptDirectory
 from alembic.util import CommandError
 from flask import Flask
 from flask_migrate import upgrade
-from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from companion.backup.copies import read_only
 from companion.db import db, migrate
-from companion.derived import PlayerMatchStat, rebuild
-from companion.models import Seat
-from companion.store import init_storage
+from companion.derived import rebuild
+from companion.store import fill_statistics, init_storage
 
 
 class Refused(Exception):
@@ -113,15 +111,6 @@ def check(older: bool) -> None:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise Refused(f"rebuild --check fails on it: {problems[0]}{more}.")
-
-
-def fill_statistics() -> None:
-    """Derive the statistics of an upgraded copy from before they existed, as the
-    server's start does (``companion.serve.fill_statistics``): they are not the copy's."""
-    has_matches = db.session.scalar(select(Seat.id).limit(1)) is not None
-    if has_matches and db.session.scalar(select(PlayerMatchStat.id).limit(1)) is None:
-        rebuild(check=False, echo=lambda line: None)
-        db.session.commit()
 
 
 def difference(found) -> str:

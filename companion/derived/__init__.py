@@ -207,11 +207,6 @@ def refresh_results(match_id: int, player_ids: list[int], corrected: Sequence[in
     )
 
 
-def replayed_rows(match: Match) -> dict[str, set]:
-    """A match's derived rows computed from its inputs alone (every game replayed)."""
-    return rows_of(match_state(match, replay_all=True))
-
-
 def rows_of(state) -> dict[str, set]:
     """The derived rows of a match replayed from its inputs (``match_state``)."""
     games, rivals, takes = set(), set(), set()

@@ -122,9 +122,6 @@ def _begin_sqlite(connection) -> None:
         raise
 
 
-WRITER_WAIT = 30  # seconds a write outside a request (an import's merge) may wait
-
-
 READ_WAIT = 5  # seconds SQLite waits for a read (the driver's default), rarely needed in WAL
 
 

@@ -9,7 +9,7 @@ rating after each finished match, and a match's minutes, its cleanest game and e
 player's 55s, worst round and best game's number. The match statistics are made
 again rather than filled in here: player_match_stat is dropped and created with its
 new columns, and the server's start finds matches without statistics and rebuilds
-every derived row from the stored inputs (``companion.serve.fill_statistics``; a
+every derived row from the stored inputs (``companion.store.fill_statistics``; a
 backup's trial does the same), card takes and ratings included. Nothing references
 player_match_stat, and dropping it is the one way SQLite takes NOT NULL columns
 without a default.

@@ -9,6 +9,7 @@ from driver import (
     choose,
     enter_round,
     play_game,
+    replayed_rows,
     score_game,
     start_game,
     start_match,
@@ -410,7 +411,7 @@ def test_recomputing_from_scratch_gives_the_same_figures(client, app, runner, se
         matches = db.session.scalars(db.select(Match)).all()
         replayed = {name: set() for name in stored}
         for match in matches:
-            for name, rows in derived.replayed_rows(match).items():
+            for name, rows in replayed_rows(match).items():
                 replayed[name] |= rows
         assert stored == replayed
         assert stored["games"] and stored["matches"]

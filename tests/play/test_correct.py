@@ -15,6 +15,7 @@ from driver import (
     pending_of,
     phone,
     play_game,
+    replayed_rows,
     score_game,
     start_game,
     start_match,
@@ -25,7 +26,7 @@ from driver import (
 
 from companion import rules
 from companion.db import db
-from companion.derived import GameResult, PlayerMatchStat, replayed_rows, stored_rows
+from companion.derived import GameResult, PlayerMatchStat, stored_rows
 from companion.models import Correction, Match
 
 

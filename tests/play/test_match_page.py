@@ -146,7 +146,7 @@ def test_card_grid_disables_the_cards_seen_in_this_game(client, trio):
 
 def test_the_first_start_after_an_upgrade_derives_missing_statistics(client, app):
     from companion.derived import PlayerMatchStat
-    from companion.serve import fill_statistics
+    from companion.store import fill_statistics
 
     ids = add_players(client, "Anna", "Ben")
     match_id = start_match(client, ids, end_kind="games", end_value=1)
