@@ -98,8 +98,9 @@ from companion.storage.sqlite import (  # noqa: F401
     writer_lock,
 )
 
-# Sent (with the app and match_id) once a change has ended a match: the automatic
-# backup copies the database (companion.backup.copies).
+# Sent (with the app and match_id) once a change has ended a match. Its one listener is
+# companion.backup.copies.copy_after_finished_match (the automatic copy of the database),
+# connected for each app by companion.backup.init_app.
 match_finished = Namespace().signal("match-finished")
 
 STORED = "stored"

@@ -249,12 +249,10 @@ def copy_after(report: Report) -> threading.Thread | None:
 
 def init_app(app: Flask) -> None:
     """Register the backup page and ``export``, ``import`` and ``restore`` on the app's
-    command line."""
+    command line, and copy the database after each of the app's finished matches."""
     app.register_blueprint(bp)
     app.cli.add_command(export_command)
     app.cli.add_command(import_command)
     app.cli.add_command(restore_command)
-
-
-# Every match that ends is followed by an automatic copy of the database.
-match_finished.connect(copy_after_finished_match)
+    # Every match that ends is followed by an automatic copy of the database.
+    match_finished.connect(copy_after_finished_match, sender=app)

@@ -260,7 +260,7 @@ _after_changes: list[threading.Thread] = []
 def copy_after_finished_match(app: Flask, match_id: int) -> threading.Thread | None:
     """A match just ended: copy the database now, in a thread (the phone is not kept).
 
-    Connected to ``store.match_finished``.
+    Connected to ``store.match_finished`` for each app by ``companion.backup.init_app``.
     """
     return copy_soon(app, "a match")
 
