@@ -133,13 +133,16 @@ class Watch:
         store.refresh_luck, store.luck_after, store.writing = self.saved
 
     def post(self, client, url: str, data: dict) -> tuple[float, float]:
-        """POST a form; its seconds, and seconds until its first write committed."""
+        """POST a form; its seconds until the answer, and until its first write committed.
+        Then the answer is closed, as a server does once it has sent it: what a game's end
+        leaves for after the answer (``luck_after``) runs then, timed in ``after``."""
         self.refresh = self.after = 0.0
         self.committed = None
         begin = time.perf_counter()
         response = client.post(url, data=data, headers=HTMX)
         end = time.perf_counter()
         assert response.status_code == 303, (url, response.status_code)
+        response.close()
         return end - begin, (self.committed or end) - begin
 
 
@@ -220,7 +223,7 @@ def part_a(writes: list[Write]) -> None:
     print(line("  round 10 (the game's end: its newest round)", [w.refresh for w in ends]))
     print(line("the whole write placing a round (POST; target 1)", [w.post for w in on]))
     print(line("  rounds 1-9", [w.post for w in on if w.round_number < 10]))
-    print(line("  round 10 (luck_after inside the same request)", [w.post for w in ends]))
+    print(line("  round 10 (luck_after runs after the answer)", [w.post for w in ends]))
     print(line("luck_after at a game's end (the second write, its push)", [w.after for w in ends]))
 
 
@@ -241,7 +244,7 @@ def part_b(writes: list[Write]) -> None:
 
     both("the write placing a round (POST)", lambda w: w.post)
     both("  rounds 1-9", lambda w: w.post, range(1, 10))
-    both("  round 10 (with luck_after)", lambda w: w.post, [10])
+    both("  round 10 (luck_after after the answer)", lambda w: w.post, [10])
     both("until committed (the push may go)", lambda w: w.committed)
     both("the push's live regions (render)", lambda w: w.regions)
     both("push: committed + regions", lambda w: w.committed + w.regions)

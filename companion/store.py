@@ -31,10 +31,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 from blinker import Namespace
-from flask import current_app
+from flask import after_this_request, current_app, has_request_context
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -196,10 +197,33 @@ def store(state: MatchState, change: Change) -> str:
     except IntegrityError:
         return RACED
     if more_luck:
-        luck_after(match_id)
+        after_the_answer(partial(luck_after, match_id))
     if finished:
         match_finished.send(current_app._get_current_object(), match_id=match_id)
     return STORED
+
+
+def after_the_answer(work: Callable[[], None]) -> None:
+    """Run ``work`` once this request's answer has gone out (the server closes it after
+    the last byte: gunicorn and waitress alike), in an app context of its own; at once
+    outside a request, or where the app's ``AFTER_THE_ANSWER`` is off (the tests' client
+    closes no answer). The phone that sent the request does not wait for it."""
+    if not has_request_context() or not current_app.config.get("AFTER_THE_ANSWER", True):
+        work()
+        return
+    app = current_app._get_current_object()
+
+    def in_its_own_context() -> None:
+        with app.app_context():
+            try:
+                work()
+            except Exception:  # the answer is gone: the log is all that can tell
+                app.logger.exception("the work after an answer failed")
+
+    @after_this_request
+    def when_closed(response):
+        response.call_on_close(in_its_own_context)
+        return response
 
 
 def luck_after(match_id: int) -> None:

@@ -141,12 +141,20 @@ def testing_config(database: Path, **overrides) -> dict:
         # An import's luck is figured in a helper process (companion.backup.apart); the
         # tests of that turn it on, the others figure on the spot (luck.json) or not at all.
         "FILL_LUCK_APART": False,
+        # The luck a game's end leaves stale is figured once the answer has gone out
+        # (store.after_the_answer); the test client closes no answer, so it is figured
+        # before the answer here. The real servers of the browser tests do it after.
+        "AFTER_THE_ANSWER": False,
         **overrides,
     }
 
 
 # The caps of a server that every browser test of the session shares (live_server).
-SHARED_BY_THE_SESSION = {"PLAYERS_HELD": 100_000, "MATCHES_HELD": 100_000}
+SHARED_BY_THE_SESSION = {
+    "PLAYERS_HELD": 100_000,
+    "MATCHES_HELD": 100_000,
+    "AFTER_THE_ANSWER": True,  # as every real server does
+}
 
 
 def make_app(database: Path, **overrides):

@@ -9,7 +9,10 @@ import pytest
 from correcting import correct
 from driver import (
     add_players,
+    choose,
+    deal,
     enter_round,
+    pending_of,
     phone,
     play_game,
     score_game,
@@ -25,7 +28,7 @@ from companion import rules
 from companion.db import db
 from companion.derived.play_luck import rebuild_luck
 from companion.derived.tables import PlayLuck
-from companion.models import Game
+from companion.models import Game, Match
 from companion.state import played_game
 
 NBSP = "\u00a0"
@@ -260,3 +263,36 @@ def test_the_game_end_shows_expected_bulls_and_who_was_luckiest(app, client, thr
     assert f"{luckiest['name']}: expected from the cards" in text
     for player in players:
         assert f'<td class="num expected">{player["expected"]:.1f}</td>' in page
+
+
+@pytest.mark.app_config(AFTER_THE_ANSWER=True)
+def test_a_games_end_answers_first_and_figures_the_earlier_rounds_once_it_is_sent(app, client):
+    """The last round's own luck is in its write; the earlier rounds, figured again with
+    the whole hands, follow once the answer has gone out (the server closes it then), in a
+    write of its own that raises the match's versions: every phone gets a second push."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    rng = random.Random(30)  # a deal whose last round has no too-low card
+    hands, starting = deal(rng, 3)
+    assert start_game(client, match_id, starting).status_code == 303
+    for turn in range(9):
+        plays = {pid: hands[seat][turn] for seat, pid in enumerate(ids)}
+        assert enter_round(client, match_id, plays).status_code == 303
+        while (pending := pending_of(client, match_id)) is not None:
+            assert choose(client, match_id, pending.player, 1).status_code == 303
+    last = {f"card-{pid}": str(hands[seat][9]) for seat, pid in enumerate(ids)}
+    response = client.post(f"/matches/{match_id}/rounds", data={**last, "game": "1", "round": "10"})
+    assert response.status_code == 303
+    assert pending_of(client, match_id) is None
+    before = stored_rows(app, match_id)
+    assert {(n, whole) for n, _pid, whole in before} == {(n, n == 10) for n in range(1, 11)}
+    version = state_version(app, match_id)
+    response.close()  # the answer has gone out
+    assert stored_rows(app, match_id) == {(n, pid, True) for n in range(1, 11) for pid in ids}
+    assert state_version(app, match_id) == version + 1
+    same(luck_of(client, match_id), engine_figures(app, match_id))
+
+
+def state_version(app, match_id):
+    with app.app_context():
+        return db.session.get(Match, match_id).version
