@@ -5,6 +5,9 @@ undo, corrections, player and watch links, live pushes and polls, and the table 
 
 from flask import Flask
 
+# Importing these modules is what adds the routes to ``bp``: each one's views decorate
+# themselves with ``@bp.get``, ``@bp.post`` or ``@bp.route`` (companion.play.blueprint).
+# A module with routes left out here has none.
 from companion.play import correct, entry, home, links, live, luck_report, pages, push, setup, undo
 from companion.play.blueprint import bp
 
