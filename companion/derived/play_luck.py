@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import Select, delete, func, insert, select
 
 from companion import rules
 from companion.db import db
@@ -225,16 +225,22 @@ def round_chances(game_id: int, number: int) -> dict[int, float]:
     return dict(db.session.execute(query).all())
 
 
+def complete_games(among) -> Select:
+    """The ids of the games, of those ``among`` picks, whose every round is figured with
+    the whole hands: finished games whose luck is all there (a statement to select in)."""
+    return (
+        select(PlayLuck.game_id)
+        .where(among, PlayLuck.whole)
+        .group_by(PlayLuck.game_id)
+        .having(func.count(func.distinct(PlayLuck.round_number)) == rules.HAND_SIZE)
+    )
+
+
 def finished_luck(game_ids: Sequence[int]) -> dict[int, rules.PlayerLuck]:
     """Each player's expected bulls and bulls taken over these finished card games, as
     stored, by player id; only games whose every round is figured with whole hands (a game
     an import brought counts once the background has figured it)."""
-    complete = (
-        select(PlayLuck.game_id)
-        .where(PlayLuck.game_id.in_(game_ids), PlayLuck.whole)
-        .group_by(PlayLuck.game_id)
-        .having(func.count(func.distinct(PlayLuck.round_number)) == rules.HAND_SIZE)
-    )
+    complete = complete_games(PlayLuck.game_id.in_(game_ids))
     query = (
         select(PlayLuck.player_id, func.sum(PlayLuck.expected), func.sum(PlayLuck.bulls))
         .where(PlayLuck.game_id.in_(complete))

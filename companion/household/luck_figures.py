@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import NamedTuple, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from companion import rules
 from companion.db import db
+from companion.derived.play_luck import complete_games
 from companion.derived.tables import PlayLuck
 from companion.household.match_luck import Kept, Luck, MatchLuck, kept
 from companion.memo import Memo
@@ -141,12 +141,7 @@ def first_play(chance: float, where: set[tuple[int, int]]) -> Play | None:
     """Of the plays with this chance that took a row in the complete games of these
     (match, player) pairs, the one with the most bulls, then the earliest."""
     matches = sorted({match_id for match_id, _player in where})
-    complete = (
-        select(PlayLuck.game_id)
-        .where(PlayLuck.match_id.in_(matches), PlayLuck.whole)
-        .group_by(PlayLuck.game_id)
-        .having(func.count(func.distinct(PlayLuck.round_number)) == rules.HAND_SIZE)
-    )
+    complete = complete_games(PlayLuck.match_id.in_(matches))
     query = (
         select(
             PlayLuck.bulls,

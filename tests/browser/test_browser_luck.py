@@ -3,6 +3,8 @@ and a game's end shows each player's expected bulls and who was luckiest; at 390
 view with what to enter next, in English, German and French, and on the TV."""
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
@@ -48,6 +50,18 @@ def posted_rounds(page, match_url: str, rounds, first: int = 1) -> None:
         assert response.ok
 
 
+@contextmanager
+def table_view(page, live_server: str, match_url: str, lang: str) -> Iterator:
+    """The match's table view on a TV (1280x720) in ``lang``, closed after the block."""
+    tv = page.context.browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        tv.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+        tv.goto(f"{match_url}/table")
+        yield tv
+    finally:
+        tv.close()
+
+
 def in_language(page, live_server: str, lang: str) -> None:
     page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
     page.reload()
@@ -81,14 +95,9 @@ def test_an_improbable_take_says_its_chance_on_one_screen(
     for part in (page.locator(".round-summary"), first_field):
         assert in_view(part), part.bounding_box()
     fits_the_phone(page)
-    tv = page.context.browser.new_page(viewport={"width": 1280, "height": 720})
-    try:
-        tv.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
-        tv.goto(f"{match_url}/table")
+    with table_view(page, live_server, match_url, lang) as tv:
         expect(tv.locator(".summary-sixth")).to_have_text(f"{names[0]} {TAKE[lang]}")
         assert in_view(tv.locator(".summary-sixth .summary-chance"))
-    finally:
-        tv.close()
     assert console_errors == []
 
 
@@ -127,10 +136,7 @@ def test_the_game_end_shows_expected_bulls_and_the_luckiest(
         part.scroll_into_view_if_needed()
         assert in_view(part), part.bounding_box()
     fits_the_phone(page)
-    tv = page.context.browser.new_page(viewport={"width": 1280, "height": 720})
-    try:
-        tv.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
-        tv.goto(f"{match_url}/table")
+    with table_view(page, live_server, match_url, lang) as tv:
         expect(tv.locator(".last-round")).to_be_hidden(timeout=15_000)  # then the standings
         standings = tv.locator(".standings")
         expect(standings.locator("td.expected")).to_have_count(4)
@@ -138,8 +144,6 @@ def test_the_game_end_shows_expected_bulls_and_the_luckiest(
         tv.screenshot(path=artifacts / f"luck-tv-game-end-{lang}.png")
         for part in (standings.locator(".standings-table"), standings.locator(".luck-note")):
             assert in_view(part), part.bounding_box()
-    finally:
-        tv.close()
     assert console_errors == []
 
 
