@@ -26,12 +26,21 @@ TAKE = {
     "de": "15: sechste Karte, nimmt Reihe 1, 11 Hornochsen — eine Chance von 1 %",
     "fr": "15 : sixième carte, a ramassé la rangée 1, 11 têtes de bœuf — 1 % de chances",
 }
-EXPECTED = {"en": "Expected", "de": "Erwartet", "fr": "Attendu"}
+EXPECTED = {"en": "expected", "de": "erwartet", "fr": "attendues"}
 BAD_LUCK = {
     "en": "bulls of bad luck.",
     "de": "Hornochsen Pech.",
     "fr": "têtes de bœuf de malchance.",
 }
+
+
+# The header cells whose text runs into the text of the cell before it.
+RUNNING_INTO = """cells => { const texts = cells.map(cell => {
+    const range = document.createRange(); range.selectNodeContents(cell);
+    return range.getBoundingClientRect(); });
+  return cells.filter((cell, i) => i > 0 && texts[i].left < texts[i - 1].right
+    && texts[i].top < texts[i - 1].bottom && texts[i - 1].top < texts[i].bottom)
+    .map(cell => cell.textContent); }"""
 
 
 def in_view(locator) -> bool:
@@ -113,26 +122,27 @@ def test_the_game_end_shows_expected_bulls_and_the_luckiest(
     page.goto(match_url)
     in_language(page, live_server, lang)
     end = page.locator(".game-end")
-    expect(end.locator("thead th").nth(2)).to_have_text(EXPECTED[lang])
-    # Bulls beside expected bulls: no header runs out of its column into the next.
-    spilling = "cells => cells.filter(c => c.scrollWidth > c.clientWidth).map(c => c.textContent)"
-    assert end.locator("thead th").evaluate_all(spilling) == []
-    shown = end.locator("td.expected")
+    expect(end.locator("thead th .expected")).to_have_text(EXPECTED[lang])
+    # No header's text runs into the next one's.
+    assert end.locator("thead th").evaluate_all(RUNNING_INTO) == []
+    shown = end.locator("td .expected")  # under each player's bulls
     expect(shown).to_have_count(4)
     figures = [re.sub(r"[.,]", ".", text) for text in shown.all_inner_texts()]
     by_name = {player["name"]: player for player in luck["players"]}
     assert figures == [f"{by_name[name]['expected']:.1f}" for name in names]
-    expect(end.locator(".luck-unlucky")).to_contain_text(BAD_LUCK[lang])
     unluckiest = min(luck["players"], key=lambda player: player["luck"])
-    expect(end.locator(".luck-unlucky")).to_contain_text(unluckiest["name"])
-    # What "expected" means, one tap away.
+    luckiest = max(luck["players"], key=lambda player: player["luck"])
     why = end.locator(".luck-why")
+    expect(why.locator("summary")).to_contain_text(luckiest["name"])
+    expect(why.locator("summary")).to_contain_text(unluckiest["name"])
+    # Their figures in words and what "expected" means, one tap away.
     why.locator("summary").click()
-    expect(why.locator("p")).to_be_visible()
-    why.locator("summary").scroll_into_view_if_needed()
+    expect(why.locator(".luck-unlucky")).to_be_visible()
+    expect(why.locator(".luck-unlucky")).to_contain_text(BAD_LUCK[lang])
+    expect(why.locator(".luck-unlucky")).to_contain_text(unluckiest["name"])
     end.scroll_into_view_if_needed()
     page.screenshot(path=artifacts / f"luck-game-end-{lang}.png", full_page=True)
-    for part in (end.locator("table"), end.locator(".luck-note p").first):
+    for part in (end.locator("table"), why.locator(".luck-unlucky")):
         part.scroll_into_view_if_needed()
         assert in_view(part), part.bounding_box()
     fits_the_phone(page)
@@ -171,7 +181,7 @@ SIX_TAKE = {
 def test_six_players_summary_with_a_chance_still_fits_one_screen(
     page, console_errors, live_server, artifacts, lang
 ):
-    names = new_names(6, "LuckSix")
+    names = new_names(6, "Six")  # names of 6 letters and more, like a family's
     match_url = round_shown(page, live_server, names, SIX_STARTING, SIX_ROUNDS, lang)
     luck = page.request.get(f"{match_url}/games/1/luck.json").json()
     chance = next(play for play in luck["rounds"][3]["plays"] if play["card"] == 15)["chance"]

@@ -252,9 +252,11 @@ def test_the_game_end_shows_expected_bulls_and_who_was_luckiest(app, client, thr
     document = luck_of(client, match_id)
     page = client.get(f"/matches/{match_id}").text
     text = re.sub(r"<[^>]+>", "", page)
-    assert "Expected" in page and "What does “expected” mean?" in page
+    assert "Expected: the bulls a player's cards would take on average" in text
     players = sorted(document["players"], key=lambda player: player["luck"])
     unluckiest, luckiest = players[0], players[-1]
+    # Named in one line; their figures in words one tap away (a <details>).
+    assert f"Luckiest: {luckiest['name']} · unluckiest: {unluckiest['name']}" in text
     figure = f"{-unluckiest['luck']:.1f}"
     assert (
         f"{unluckiest['name']}: expected from the cards {unluckiest['expected']:.1f} bulls, "
@@ -262,7 +264,7 @@ def test_the_game_end_shows_expected_bulls_and_who_was_luckiest(app, client, thr
     ) in text
     assert f"{luckiest['name']}: expected from the cards" in text
     for player in players:
-        assert f'<td class="num expected">{player["expected"]:.1f}</td>' in page
+        assert f'<span class="expected">{player["expected"]:.1f}</span>' in page
 
 
 @pytest.mark.app_config(AFTER_THE_ANSWER=True)
