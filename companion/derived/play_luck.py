@@ -10,8 +10,9 @@ the newest round is figured in its own write, at most a few tens of milliseconds
 with ten players. Everything else a write leaves stale (the rounds before at the game's
 end, a corrected game, a reopened one) is figured right after it in a second write
 (``fill_luck``), which raises the match's versions so that every page shows it. An
-import leaves its games to ``fill_missing``, in the background; ``rebuild`` checks and
-puts right all of it, and pages that read luck never wait for any of it (``read``).
+import leaves its games to ``companion.store.fill_all_missing_luck``, in a helper process;
+``rebuild_luck`` checks and puts right all of it, and pages that read luck never wait for
+any of it (``read``).
 """
 
 from __future__ import annotations
