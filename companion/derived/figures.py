@@ -15,6 +15,7 @@ row. A player's nemesis is the filler with the most takes over all games (ties s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
@@ -98,59 +99,84 @@ def game_rows(
     if table is None:
         rows = [GameRow(game_id, match_id, player, count, False) for player, count in bulls.items()]
         return GameFigures(rows, [], [])
-    # Counted for the players who took a row (a take is at least one bull, so a round
-    # without one is a clean round): most players take nothing in most rounds.
-    sixth: dict = {}
-    too_low: dict = {}
-    fives: dict = {}
-    took: dict = {}  # rounds in which the player took a row
-    worst: dict = {}
-    fillers: dict[tuple[int, int], int] = {}
-    owner: dict[int, int] = {}
-    takes: list[TakeRow] = []
-    for number, result in enumerate(table.rounds, 1):
-        taken: dict = {}
-        for player, card, _row, action, cards, count, _ends in result.steps:
-            owner[card] = player
-            if action == rules.PLACED:
-                continue
-            takes.append(TakeRow(game_id, match_id, player, card, count))
-            taken[player] = taken.get(player, 0) + count
-            if 55 in cards:
-                fives[player] = fives.get(player, 0) + 1
-            if action == rules.TOO_LOW:
-                too_low[player] = too_low.get(player, 0) + 1
-                continue
-            sixth[player] = sixth.get(player, 0) + 1
-            filler = owner.get(cards[-1])  # the fifth card of the row
-            if filler is not None and filler != player:
-                key = (player, filler)
-                fillers[key] = fillers.get(key, 0) + 1
-        for player, count in taken.items():
-            took[player] = took.get(player, 0) + 1
-            if count > worst.get(player, (0, None))[0]:
-                worst[player] = (count, number)
-    rounds = len(table.rounds)
+    tally = tally_game(game_id, match_id, table)
     rows = [
-        GameRow(
-            game_id,
-            match_id,
-            player,
-            bulls[player],
-            True,
-            sixth.get(player, 0),
-            too_low.get(player, 0),
-            rounds - took.get(player, 0),
-            fives.get(player, 0),
-            *worst.get(player, (0, None)),
-        )
-        for player in bulls
+        tally.row(game_id, match_id, player, bulls[player], len(table.rounds)) for player in bulls
     ]
     rivals = [
         NemesisRow(game_id, match_id, player, rival, count)
-        for (player, rival), count in sorted(fillers.items())
+        for (player, rival), count in sorted(tally.fillers.items())
     ]
-    return GameFigures(rows, rivals, takes)
+    return GameFigures(rows, rivals, tally.takes)
+
+
+@dataclass
+class Tally:
+    """A game's takes counted by player, round by round (``tally_game``).
+
+    Counted for the players who took a row (a take is at least one bull, so a round
+    without one is a clean round): most players take nothing in most rounds.
+    """
+
+    sixth: dict[int, int] = field(default_factory=dict)
+    too_low: dict[int, int] = field(default_factory=dict)
+    fives: dict[int, int] = field(default_factory=dict)
+    took: dict[int, int] = field(default_factory=dict)  # rounds in which the player took a row
+    worst: dict[int, tuple[int, int]] = field(default_factory=dict)  # (bulls, round)
+    fillers: dict[tuple[int, int], int] = field(default_factory=dict)  # (taker, filler)
+    owner: dict[int, int] = field(default_factory=dict)  # who played each card so far
+    takes: list[TakeRow] = field(default_factory=list)
+
+    def count_take(self, player: int, action: str, cards: Sequence[int]) -> None:
+        """Count one take: a 55 in it, too low or the sixth card, and who filled the row."""
+        if 55 in cards:
+            self.fives[player] = self.fives.get(player, 0) + 1
+        if action == rules.TOO_LOW:
+            self.too_low[player] = self.too_low.get(player, 0) + 1
+            return
+        self.sixth[player] = self.sixth.get(player, 0) + 1
+        filler = self.owner.get(cards[-1])  # the fifth card of the row
+        if filler is not None and filler != player:
+            key = (player, filler)
+            self.fillers[key] = self.fillers.get(key, 0) + 1
+
+    def count_round(self, taken: Mapping[int, int], number: int) -> None:
+        """Count a round's bulls by taker: one more round with a take, and the worst round."""
+        for player, count in taken.items():
+            self.took[player] = self.took.get(player, 0) + 1
+            if count > self.worst.get(player, (0, None))[0]:
+                self.worst[player] = (count, number)
+
+    def row(self, game_id: int, match_id: int, player: int, bulls: int, rounds: int) -> GameRow:
+        """A player's row of the game, with the figures counted for them."""
+        return GameRow(
+            game_id,
+            match_id,
+            player,
+            bulls,
+            True,
+            self.sixth.get(player, 0),
+            self.too_low.get(player, 0),
+            rounds - self.took.get(player, 0),
+            self.fives.get(player, 0),
+            *self.worst.get(player, (0, None)),
+        )
+
+
+def tally_game(game_id: int, match_id: int, table: rules.GameState) -> Tally:
+    """Count each take of a game's rounds, in the order the engine made them."""
+    tally = Tally()
+    for number, result in enumerate(table.rounds, 1):
+        taken: dict[int, int] = {}  # bulls by taker in this round
+        for player, card, _row, action, cards, count, _ends in result.steps:
+            tally.owner[card] = player
+            if action == rules.PLACED:
+                continue
+            tally.takes.append(TakeRow(game_id, match_id, player, card, count))
+            taken[player] = taken.get(player, 0) + count
+            tally.count_take(player, action, cards)
+        tally.count_round(taken, number)
+    return tally
 
 
 class Finished(NamedTuple):
@@ -176,14 +202,8 @@ def match_rows(
     standing = rules.standing(player_ids, [game.bulls for game in games], end)
     totals = standing.totals
     clean = min(games, key=lambda game: (sum(game.bulls.values()), game.number))
-    fives: dict[int, int] = {}
-    worst_round: dict[int, tuple[int, int, int]] = {}  # (bulls, game, round), the first
-    for game in games:
-        for row in game.rows:
-            if row.fives:
-                fives[row.player_id] = fives.get(row.player_id, 0) + row.fives
-            if row.worst_round and row.worst_round > worst_round.get(row.player_id, (0,))[0]:
-                worst_round[row.player_id] = (row.worst_round, game.number, row.worst_round_number)
+    fives = fives_by_player(games)
+    worst_round = worst_rounds(games)
     rows = []
     for player in player_ids:
         per_game = [(game.bulls.get(player, 0), game.number) for game in games]
@@ -213,3 +233,23 @@ def match_rows(
             )
         )
     return rows
+
+
+def fives_by_player(games: Sequence[Finished]) -> dict[int, int]:
+    """The 55s each player caught over a match's games (only players who caught one)."""
+    fives: dict[int, int] = {}
+    for game in games:
+        for row in game.rows:
+            if row.fives:
+                fives[row.player_id] = fives.get(row.player_id, 0) + row.fives
+    return fives
+
+
+def worst_rounds(games: Sequence[Finished]) -> dict[int, tuple[int, int, int]]:
+    """Each player's worst round over a match's games: (bulls, game, round), the first."""
+    worst: dict[int, tuple[int, int, int]] = {}
+    for game in games:
+        for row in game.rows:
+            if row.worst_round and row.worst_round > worst.get(row.player_id, (0,))[0]:
+                worst[row.player_id] = (row.worst_round, game.number, row.worst_round_number)
+    return worst
