@@ -9,7 +9,7 @@ from flask import Flask
 from companion import backup, commands, household, play, resolver, storage, web
 from companion.config import PROJECT_ROOT, configure
 from companion.db import csrf, db, migrate
-from companion.web.faults import check_storage
+from companion.startup import check_storage
 
 
 def create_app(test_config: dict | None = None) -> Flask:

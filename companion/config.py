@@ -9,9 +9,9 @@ from flask import Flask
 
 from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD
 from companion.private import FILE_MODE, FOLDER_MODE, tighten
+from companion.startup import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.storage import sqlite_uri
 from companion.storage.changes import PER_CLIENT, PER_MATCH
-from companion.web.faults import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.web.htmx import (
     HTMX_INTEGRITY,
     HTMX_URL,

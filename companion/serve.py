@@ -32,11 +32,11 @@ from flask_migrate import upgrade
 from companion import storage
 from companion.app import create_app
 from companion.backup.apart import fill_luck_apart
-from companion.backup.copies import copy_daily_in_background, database_file
+from companion.backup.copies import copy_daily_in_background
 from companion.db import db
 from companion.derived.play_luck import missing_matches
-from companion.store import fill_statistics
-from companion.web.faults import StorageError
+from companion.startup import StorageError
+from companion.store import database_file, fill_statistics
 from companion.web.network import is_loopback, phone_url, print_qr
 from companion.web.tls import certificate_problem, scheme
 

@@ -29,14 +29,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import TypeVar
 
 from blinker import Namespace
-from flask import after_this_request, current_app, has_request_context
-from sqlalchemy import Connection, bindparam, delete, func, select, update
+from flask import Flask, after_this_request, current_app, has_request_context
+from sqlalchemy import Connection, Table, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion import storage
@@ -68,36 +70,90 @@ from companion.models import (
 from companion.rules import EndCondition
 from companion.rules.names import name_key
 from companion.state import MatchState, current_state
+from companion.storage import changes, imports, sqlite
 
-# What the features above ask of the database's own code (companion.storage), which only
-# the store and the start-up import: the live streams' feed, the import's steps on each
-# database, the writer lock and restore's lock, which database it is, the checks at
-# start (web.faults.check_storage) and the trial app's hooks (companion.backup.trial).
-from companion.storage import init_app as init_storage  # noqa: F401
-from companion.storage import (  # noqa: F401
-    is_postgresql,
-    server_connection,
-    sqlite_connect_args,
-    sqlite_file_of,
-    sqlite_uri,
-)
-from companion.storage.changes import feed_of  # noqa: F401
-from companion.storage.imports import (  # noqa: F401
-    AnotherImport,
-    copy_holds_up_writers,
-    date_converter,
-    insert_plain_rows,
-    only_import,
-    postgresql_copy,
-    postgresql_reserve_ids,
-    sqlite_temp_on_disk,
-    turn_to_write,
-)
-from companion.storage.sqlite import (  # noqa: F401
-    serving_lock,
-    sqlite_write_undone,
-    writer_lock,
-)
+# What the rooms above need of each database's own code (companion.storage), which
+# nothing above the store imports (the import-linter contract): one function each,
+# named for what it gives them.
+
+
+def hook_storage(app: Flask) -> None:
+    """Hook the database's own handling into an app made apart (the import's trial):
+    SQLite's pragmas and writer lock, as the running app has them."""
+    storage.init_app(app)
+
+
+def on_postgresql() -> bool:
+    """Whether the app's database is a PostgreSQL server (a club's), not SQLite's file."""
+    return storage.is_postgresql(db.engine)
+
+
+def database_file(app: Flask) -> Path | None:
+    """The app's SQLite database file, or None (another database, or one in memory)."""
+    with app.app_context():
+        url = db.engine.url
+    path = storage.sqlite_file_of(url)
+    return None if path is None else Path(path)
+
+
+def change_feed(app: Flask) -> changes.Feed:
+    """The app's feed of match changes, which every live stream watches."""
+    return changes.feed_of(app)
+
+
+def no_server_on(database: str) -> AbstractContextManager[bool]:
+    """Held while it yields True: no server process runs on the SQLite ``database`` file,
+    and none can start (a restore replaces the file)."""
+    return sqlite.serving_lock(database)
+
+
+def writers_turn(database: str) -> sqlite.WriterLock:
+    """The turn to write to the SQLite ``database`` file that every process of the app
+    takes (a restore holds it while it swaps the file)."""
+    return sqlite.writer_lock(database)
+
+
+@contextmanager
+def only_import(connection: Connection) -> Iterator[bool]:
+    """Held while it yields True: no other import runs on this database, in any server
+    process or server; yields False (holding nothing) when another one does."""
+    with ExitStack() as held:
+        try:
+            held.enter_context(imports.only_import(connection))
+        except imports.AnotherImport:
+            yield False
+            return
+        yield True
+
+
+def ready_to_stage(connection: Connection) -> Callable[[datetime], object]:
+    """Ready the import's own connection for its temporary tables (SQLite keeps them in a
+    file, not in the process's memory); how a time is written to this database."""
+    imports.sqlite_temp_on_disk(connection)
+    return imports.date_converter(connection)
+
+
+def insert_rows(connection: Connection, table: Table, rows: list[tuple]) -> None:
+    """Insert plain tuples, in the table's column order, the fastest way the database
+    takes them (the import's staged rows: COPY, or the driver's executemany)."""
+    imports.insert_rows(connection, table, rows)
+
+
+def turn_to_copy(
+    connection: Connection, counts: dict[Table, int], wait: float
+) -> tuple[dict | None, AbstractContextManager]:
+    """Before the import's copy: on PostgreSQL, the id each table's new rows start after,
+    kept free for them (None elsewhere); and the turn to write that the copy holds
+    (``copy_import``). Each waits ``wait`` seconds at most for other writers."""
+    reserved = imports.postgresql_reserve_ids(connection, counts, wait)
+    return reserved, imports.turn_to_write(connection, wait)
+
+
+def copy_holds_up_writers(connection: Connection) -> bool:
+    """True where the import's copy makes every other writer wait until it commits
+    (SQLite, one writer at a time), so it must be short."""
+    return imports.copy_holds_up_writers(connection)
+
 
 # Sent (with the app and match_id) once a change has ended a match. Its one listener is
 # companion.backup.copies.copy_after_finished_match (the automatic copy of the database),

@@ -26,7 +26,6 @@ from companion.backup.copies import (
     copy_after_finished_match,
     copy_after_import,
     copy_target,
-    database_file,
     folder_of,
     last_failure,
     list_copies,
@@ -41,7 +40,7 @@ from companion.derived.timing import match_times
 from companion.models import Match, Player, utcnow
 from companion.rules import N_
 from companion.state import get_match, match_state
-from companion.store import fill_all_missing_luck, is_postgresql, match_finished
+from companion.store import database_file, fill_all_missing_luck, match_finished, on_postgresql
 from companion.web.access import grant
 from companion.web.headers import no_store
 from companion.web.htmx import render
@@ -73,7 +72,7 @@ def backup_page(errors: dict[str, str], report: dict | None = None):
         failure=last_failure(folder) if folder else None,
         folder=folder,
         automatic=copy_target(current_app) is not None,
-        postgresql=is_postgresql(db.engine),
+        postgresql=on_postgresql(),
     )
 
 

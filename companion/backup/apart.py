@@ -57,10 +57,8 @@ def import_turn() -> Iterator[None]:
     try:
         with ExitStack() as held:
             connection = held.enter_context(db.engine.connect())
-            try:
-                held.enter_context(store.only_import(connection))
-            except store.AnotherImport:
-                raise ImportRunning from None
+            if not held.enter_context(store.only_import(connection)):
+                raise ImportRunning
             yield
     finally:
         _imports.release()

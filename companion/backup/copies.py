@@ -30,9 +30,8 @@ from pathlib import Path
 from flask import Flask
 from flask_babel import format_decimal
 
-from companion.db import db
 from companion.private import file_turn, private_file, private_folder
-from companion.store import sqlite_file_of
+from companion.store import database_file
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +55,6 @@ class Copy:
     def size_text(self) -> str:
         """The size in MB as the page's language writes numbers."""
         return format_decimal(self.size / 1e6, format="#,##0.0") + " MB"
-
-
-def database_file(app: Flask) -> Path | None:
-    """The app's SQLite database file, or None (another database, or one in memory)."""
-    with app.app_context():
-        url = db.engine.url
-    path = sqlite_file_of(url)
-    return None if path is None else Path(path)
 
 
 def copy_target(app: Flask) -> Path | None:

@@ -171,13 +171,12 @@ class Import:
         """Check the file's matches and stage the rows of the new ones, a batch at a time;
         the staged ids of unfinished matches."""
         connection, tables, report = self.connection, self.stage_tables, self.report
-        stamp = store.date_converter(connection)
-        store.sqlite_temp_on_disk(connection)
+        stamp = store.ready_to_stage(connection)
         # One transaction of the temporary tables only: the phones' tables stay unlocked.
         with connection.begin():
             for table in tables.values():
                 table.create(connection)
-            insert_rows(connection, tables[Player], player_rows(self.backup.players, stamp))
+            store.insert_rows(connection, tables[Player], player_rows(self.backup.players, stamp))
             rows = Rows(self.numbers, stamp)
             for match in self.backup.matches:  # each checked as it comes (BackupError)
                 if match.identity in known:
@@ -199,8 +198,7 @@ class Import:
         started = time.monotonic()
         try:
             counts = {model.__table__: self.counts[kind] for model, kind in OWN_IDS.items()}
-            reserved = store.postgresql_reserve_ids(connection, counts, wait)
-            turn = store.turn_to_write(connection, wait)
+            reserved, turn = store.turn_to_copy(connection, counts, wait)
             offsets, committed = store.copy_import(connection, turn, lambda: self.copy(reserved))
             self.report.merge_seconds = committed - started
         except (OperationalError, IntegrityError) as error:
@@ -255,7 +253,7 @@ def held(connection: Connection, model, adding: int) -> None:
 def stage_rows(connection: Connection, tables: dict, rows: Rows) -> None:
     """Insert the rows collected so far into the temporary tables."""
     for model, values in rows.take():
-        insert_rows(connection, tables[model], values)
+        store.insert_rows(connection, tables[model], values)
 
 
 def busy() -> BackupError:
@@ -290,14 +288,6 @@ def staging_tables(connection: Connection) -> dict:
     # Every match of the file by its number there: its staged id, or its id here if kept.
     tables["numbers"] = numbered("match_number", "staged", "kept")
     return tables
-
-
-def insert_rows(connection: Connection, table: Table, rows: list[tuple]) -> None:
-    """Insert plain tuples, in the table's column order, with the driver's executemany
-    (SQLAlchemy's handles each row in Python: 4.9 s against 0.6 s for 600,000 plays)."""
-    if not rows or store.postgresql_copy(connection, table, rows):
-        return
-    store.insert_plain_rows(connection, table, rows)
 
 
 def add_players(tables: dict):

@@ -21,16 +21,14 @@ from flask.cli import with_appcontext
 
 from companion.backup.copies import (
     backup_into,
-    database_file,
     folder_lock,
     folder_of,
     integrity_problems,
     read_only,
 )
 from companion.backup.trial import Refused, tried
-from companion.db import db
 from companion.private import private_database, private_folder
-from companion.store import is_postgresql, serving_lock, writer_lock
+from companion.store import database_file, no_server_on, on_postgresql, writers_turn
 
 # A file with none of these is some other program's; for the rest, ``trial`` decides.
 TABLES = {"alembic_version", "player", "match", "game", "round", "play"}
@@ -43,7 +41,7 @@ TABLES = {"alembic_version", "player", "match", "game", "round", "play"}
 def restore_command(file: Path, yes: bool) -> None:
     """Replace the database with FILE, a copy of it (see instance/backups/)."""
     database = database_file(current_app)
-    if database is None and is_postgresql(db.engine):
+    if database is None and on_postgresql():
         raise click.ClickException(
             "The database is on a PostgreSQL server: restore a pg_dump of it with "
             "pg_restore or psql there, not with this command."
@@ -64,7 +62,7 @@ def restore_command(file: Path, yes: bool) -> None:
 def swap(database: Path, file: Path, ready: Path, yes: bool) -> None:
     """Once the server is stopped and the user agrees, put ``ready`` (``file`` tried)
     in place of the database."""
-    with serving_lock(database) as stopped:
+    with no_server_on(database) as stopped:
         if not stopped:
             raise click.ClickException(
                 "The server is running. Stop it first (Ctrl+C where it runs), then restore."
@@ -116,7 +114,7 @@ def replace(database: Path, file: Path) -> Path:
         kept = folder / f"replaced-{datetime.now():%Y-%m-%d-%H%M%S}.sqlite"
         if database.exists():
             backup_into(database, kept)
-        writer = writer_lock(str(database))
+        writer = writers_turn(str(database))
         if not writer.acquire(timeout=30):  # the server is stopped: only another command
             raise click.ClickException("The database is busy; try again in a moment.")
         try:

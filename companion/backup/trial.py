@@ -37,7 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from companion.backup.copies import read_only
 from companion.db import db, migrate
 from companion.derived import rebuild
-from companion.store import fill_statistics, init_storage
+from companion.store import fill_statistics, hook_storage
 
 
 class Refused(Exception):
@@ -88,7 +88,7 @@ def trial_app(database: Path, migrations: str) -> Flask:
     app = Flask(__name__)
     app.config["SQLALCHEMY_DATABASE_URI"] = f"sqlite:///{database}"
     db.init_app(app)
-    init_storage(app)  # SQLite's pragmas and writer lock, as the app has them
+    hook_storage(app)  # SQLite's pragmas and writer lock, as the app has them
     migrate.init_app(app, db, directory=migrations, render_as_batch=True)
     return app
 

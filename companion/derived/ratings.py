@@ -27,7 +27,7 @@ from sqlalchemy import Connection, and_, column, delete, or_, select, table
 
 from companion import storage
 from companion.derived.tables import MatchRating, PlayerMatchStat
-from companion.storage.imports import date_converter, insert_plain_rows, postgresql_copy
+from companion.storage.imports import date_converter, insert_rows
 
 MODEL = PlackettLuce()
 
@@ -193,8 +193,7 @@ def write_ratings(connection: Connection, rows) -> None:
     SQLAlchemy's executemany would take five times as long)."""
     stamp = date_converter(connection)
     plain = [(*row[:2], stamp(row.played_at), *row[3:]) for row in sorted(rows)]
-    if plain and not postgresql_copy(connection, RATING_ROWS, plain):
-        insert_plain_rows(connection, RATING_ROWS, plain)
+    insert_rows(connection, RATING_ROWS, plain)
 
 
 def all_rated(connection: Connection) -> set[RatingRow]:

@@ -24,7 +24,7 @@ from companion.models import MAX_ID
 from companion.play.blueprint import bp
 from companion.play.live import read_stamp, regions, view_named
 from companion.rules import whole_number
-from companion.store import feed_of
+from companion.store import change_feed
 
 HEARTBEAT = 15.0  # seconds between "alive" events on a quiet stream
 # A comment would keep proxies from dropping the stream too, but EventSource never tells
@@ -85,7 +85,7 @@ def changes(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
     request (its session, language and token): nothing, a database connection least of
     all, is held while the stream waits.
     """
-    with feed_of(app).watching(match_id, environ.get("REMOTE_ADDR", "")) as stream:
+    with change_feed(app).watching(match_id, environ.get("REMOTE_ADDR", "")) as stream:
         yield f"retry: {RETRY_MS}\n\n"
         while True:
             stamp = stream.changed(whole(shown.version), HEARTBEAT)

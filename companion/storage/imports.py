@@ -189,6 +189,14 @@ def sqlite_text(moment: datetime) -> str:
     return moment.isoformat(" ", "microseconds")
 
 
+def insert_rows(connection: Connection, table: Table, rows: list[tuple]) -> None:
+    """Plain tuples into a table, in its column order, the fastest way this database
+    takes them: COPY on PostgreSQL, else the driver's executemany (SQLAlchemy's handles
+    each row in Python: 4.9 s against 0.6 s for 600,000 plays)."""
+    if rows and not postgresql_copy(connection, table, rows):
+        insert_plain_rows(connection, table, rows)
+
+
 def insert_plain_rows(connection: Connection, table: Table, rows: list[tuple]) -> None:
     """Plain tuples into a table with the driver's executemany, in this database's
     statement and parameter style (PostgreSQL's drivers take named parameters)."""

@@ -27,7 +27,7 @@ import pytest
 from phones import gone, server_env, stop, wait_for
 from servers import ROOT, children, free_port
 
-from companion.backup.restore import serving_lock
+from companion.store import no_server_on
 
 SERVICE = [sys.executable, str(ROOT / "deploy" / "service.py")]
 TEMPLATE = ROOT / "deploy" / "companion.service.in"
@@ -273,7 +273,7 @@ def test_a_killed_server_is_back_and_serving_within_ten_seconds(tmp_path):
             for phone in phones:
                 phone.close()
             times.append((time.monotonic() - killed, supervisor.started[-1] - killed, orphaned))
-            with serving_lock(database) as stopped:
+            with no_server_on(database) as stopped:
                 assert not stopped  # the new server holds it: `flask restore` would wait
         busy = log.read_text().count("already in use")
         print("\nkill -9 of the master to serving again (to the new start; its workers gone):")

@@ -37,10 +37,10 @@ from companion.backup.copies import copy_target
 from companion.db import db
 from companion.derived import GameResult, in_commit_order, ratings
 from companion.models import Match, Play, Player, Round
+from companion.startup import StorageError, check_storage
 from companion.storage import checkpoint_in_background
 from companion.storage.postgresql import MATCH_ROWS_LOCK
 from companion.store import writing
-from companion.web.faults import StorageError, check_storage
 
 pytestmark = pytest.mark.postgresql
 

@@ -31,7 +31,8 @@ from sqlalchemy.exc import DBAPIError
 from companion import create_app
 from companion.db import DatabaseBusy, DatabaseUnavailable, db
 from companion.models import Match, PendingCard, Play, Player, Round
-from companion.web.faults import StorageError, fault_of
+from companion.startup import StorageError
+from companion.web.faults import fault_of
 
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 WAIT = 0.2  # seconds a write waits here before its 503 (WRITE_WAIT)
