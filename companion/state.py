@@ -1,7 +1,16 @@
 """A stored match, replayed: its games' tables, piles and bulls, its score and what comes next.
 
-Views and commands read matches only through ``match_state``; the rules engine does all
-the placing and counting, this module only feeds it the stored inputs.
+Two doors read a match, each named for what it gives:
+
+- ``current_state``: the match replayed at its current version, shared by every request
+  that asks for that version (pages, the checks of a write, the live regions);
+- ``match_stamp``: its versions and link tokens alone, one small query, which polls
+  and streams compare to tell whether anything changed.
+
+Behind them, ``match_state`` replays a match's ORM objects in this session: the store,
+the derived tables' refresh and rebuild, and the backup's check use it inside a write.
+The rules engine does all the placing and counting; this module only feeds it the
+stored inputs.
 """
 
 from __future__ import annotations
@@ -166,19 +175,27 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
 
 
 REPLAYS = Memo("replays", 256)  # versions kept: more than the tables a house plays at once
-TABLES = Memo("tables", 256)  # the replay behind each table_version
+TABLE_REPLAYS = Memo("tables", 256)  # the replay behind each table_version
+Stamp = tuple[int, int, str, str]  # version, table version, player token, watch token
 
 
-def current_state(match_id: int) -> MatchState:
-    """The match as it is now, for reading (404 if there is none); see ``replayed``."""
-    stamp = read(MATCH_STAMP, match_id=match_id).first()
+def match_stamp(match_id: int) -> Stamp | None:
+    """The match's version, table version and link tokens (what a poll or a stream
+    compares with what a phone shows), or None when there is no such match."""
+    return read(MATCH_STAMP, match_id=match_id).first()
+
+
+def current_state(match_id: int, stamp: Stamp | None = None) -> MatchState:
+    """The match at its current version (or at ``stamp``, read already), replayed once
+    and shared, for reading; 404 if there is no such match. See ``shared_replay``."""
+    stamp = stamp or match_stamp(match_id)
     if stamp is None:
         abort(404)
     version, table_version, token, _watch_token = stamp
-    return replayed(match_id, version, table_version, token)
+    return shared_replay(match_id, version, table_version, token)
 
 
-def replayed(match_id: int, version: int, table_version: int, token: str) -> MatchState:
+def shared_replay(match_id: int, version: int, table_version: int, token: str) -> MatchState:
     """The match at ``version`` (read in this transaction), replayed once and shared.
 
     Every phone of a table asks for the same version within seconds of each other: the
@@ -211,14 +228,14 @@ def replayed(match_id: int, version: int, table_version: int, token: str) -> Mat
 def replay_version(match_id: int, version: int, table_version: int, token: str) -> MatchState:
     """Replay the match (or read a table version's hidden cards) and keep the result
     under the version it shows: on PostgreSQL that may be newer than the one asked for
-    (see ``replayed``), which is why ``replayed`` uses ``Memo.once``, not ``Memo.through``."""
-    table = TABLES.get((match_id, token, table_version))
+    (see ``shared_replay``), which is why it uses ``Memo.once``, not ``Memo.through``."""
+    table = TABLE_REPLAYS.get((match_id, token, table_version))
     if table is not None and table.current is not None:
         state = with_hidden_cards(table, version)
     else:
         state = match_state(db.get_or_404(Match, match_id))
         detach(state)
-        TABLES.put(replay_key(state, state.match.table_version), state)
+        TABLE_REPLAYS.put(replay_key(state, state.match.table_version), state)
     REPLAYS.put(replay_key(state, state.version), state)
     return state
 

@@ -4,7 +4,7 @@ A match page gets every change pushed on its event stream (``companion.play.push
 it polls every 2 s only while it has no stream (a server with threads, a proxy that
 buffers, a blocked URL), and the stream pushes the same regions a poll answers with.
 A poll costs one small query while nothing changed (204). When something did, the answer is
-made of pieces rendered once (from the version's shared replay, ``state.replayed``),
+made of pieces rendered once (from the version's shared replay, ``state.current_state``),
 compacted, and served from memory to the other phones of the table: the live regions
 once per table version, view, access level and language, and the "Entered:" line, the
 only part hidden cards change, once per version and language. A phone that shows the
@@ -31,7 +31,7 @@ from companion.play.board import (
     phone_form_key,
     table_key,
 )
-from companion.state import MATCH_STAMP, MatchState, current_state, read, replayed
+from companion.state import MatchState, current_state, match_stamp
 from companion.web.access import LINKS, PLAYER, level_for, me
 from companion.web.htmx import render
 
@@ -68,7 +68,7 @@ def poll(match_id: int):
     hidden cards entered since: it gets the "Entered:" line alone. Plain clients may
     poll with If-None-Match instead and get 304 while nothing changes.
     """
-    stamp = read_stamp(match_id)
+    stamp = match_stamp(match_id)
     if stamp is None:
         abort(404)
     version, table_version, player_token, watch_token = stamp
@@ -103,7 +103,7 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
     locale = str(get_locale())
     mine = me(match_id)
-    replay = partial(replayed, match_id, version, table_version, player_token)
+    replay = partial(current_state, match_id, stamp)
     key = (match_id, player_token, version, locale, part)
     line = ENTERED_LINES.through(key, lambda: entered_line(replay(), part))
     if part == ENTERED:
@@ -138,11 +138,6 @@ def compact(html: str) -> str:
 def view_named(name: str | None) -> str:
     """The view a live page asks for: the TV's table view, else the match page."""
     return "table" if name == "table" else "match"
-
-
-def read_stamp(match_id: int) -> tuple[int, int, str, str] | None:
-    """The match's versions and link tokens, or None when there is no such match."""
-    return read(MATCH_STAMP, match_id=match_id).first()
 
 
 @bp.get("/matches/<id:match_id>/table")

@@ -22,8 +22,9 @@ from flask import Flask, Response, abort, current_app, request
 
 from companion.models import MAX_ID
 from companion.play.blueprint import bp
-from companion.play.live import read_stamp, regions, view_named
+from companion.play.live import regions, view_named
 from companion.rules import whole_number
+from companion.state import match_stamp
 from companion.store import change_feed
 
 HEARTBEAT = 15.0  # seconds between "alive" events on a quiet stream
@@ -65,7 +66,7 @@ def events(match_id: int):
     """The match's changes as they happen (text/event-stream), or 204 without push."""
     if not current_app.config.get("LIVE_PUSH"):
         return "", 204  # EventSource stops; the page polls
-    if read_stamp(match_id) is None:
+    if match_stamp(match_id) is None:
         abort(404)
     app = current_app._get_current_object()
     view = view_named(request.args.get("view"))
