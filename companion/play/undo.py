@@ -7,13 +7,13 @@ from typing import NamedTuple
 
 from flask import abort, redirect, request, session, url_for
 from flask_babel import gettext, ngettext
-from sqlalchemy import delete, func, select
+from sqlalchemy import Row, delete, func, select
 
 from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice
 from companion.play.blueprint import bp
 from companion.play.entry import race_message, show_with_errors
-from companion.state import MatchState, current_state
+from companion.state import MatchState, PlayedGame, current_state
 from companion.store import RACED, Change, write_match
 from companion.web.access import require_player
 from companion.web.htmx import render
@@ -45,49 +45,86 @@ def last_input(state: MatchState) -> LastInput | None:
     if not state.games:
         return None
     game = state.games[-1]
-    number, game_id = game.number, game.game.id
     if game.game.mode == "scores":
-        text = gettext("the typed scores of game %(game)d", game=number)
-        return LastInput(f"game:{game_id}", text, deleting(Game, game_id))
+        return typed_scores(game)
     if game.entered:
-        count = len(game.entered)
-        text = ngettext(
-            "the %(num)d card entered so far for round %(round)d",
-            "the %(num)d cards entered so far for round %(round)d",
-            count,
-            round=game.rounds_played + 1,
-        )
-        change = Change(deletes=[delete(PendingCard).where(PendingCard.game_id == game_id)])
-        return LastInput(f"entered:{game_id}:{count}", text, change)
-    # The newest stored round: a game waiting for a choice a correction asked for has
-    # rounds stored after the one it waits at.
-    stored = db.session.execute(
+        return hidden_cards(game)
+    stored = newest_round(game.game.id)
+    if stored is None:
+        return game_start(game)
+    round_id, round_number = stored
+    choice = newest_choice(state, round_id, round_number)
+    if choice is not None:
+        return choice
+    return placed_round(state, game, round_id, round_number)
+
+
+def typed_scores(game: PlayedGame) -> LastInput:
+    """A score-only game's typed scores, as the entry that undo deletes."""
+    text = gettext("the typed scores of game %(game)d", game=game.number)
+    return LastInput(f"game:{game.game.id}", text, deleting(Game, game.game.id))
+
+
+def hidden_cards(game: PlayedGame) -> LastInput:
+    """The cards entered so far for the coming round (still hidden), as one entry."""
+    count = len(game.entered)
+    text = ngettext(
+        "the %(num)d card entered so far for round %(round)d",
+        "the %(num)d cards entered so far for round %(round)d",
+        count,
+        round=game.rounds_played + 1,
+    )
+    change = Change(deletes=[delete(PendingCard).where(PendingCard.game_id == game.game.id)])
+    return LastInput(f"entered:{game.game.id}:{count}", text, change)
+
+
+def newest_round(game_id: int) -> Row | None:
+    """The id and number of a game's newest stored round, if it has one.
+
+    Not the replay's last round: a game waiting for a choice a correction asked for has
+    rounds stored after the one it waits at.
+    """
+    return db.session.execute(
         select(Round.id, Round.number)
         .where(Round.game_id == game_id)
         .order_by(Round.number.desc())
         .limit(1)
     ).first()
-    if stored is None:
-        cards = ", ".join(str(card) for card in game.game.starting)
-        text = gettext(
-            "the start of game %(game)d (starting cards %(cards)s)", game=number, cards=cards
-        )
-        return LastInput(f"game:{game_id}", text, deleting(Game, game_id))
-    round_id, round_number = stored
+
+
+def game_start(game: PlayedGame) -> LastInput:
+    """A game with no round yet: its start (the starting cards), as the entry."""
+    cards = ", ".join(str(card) for card in game.game.starting)
+    text = gettext(
+        "the start of game %(game)d (starting cards %(cards)s)", game=game.number, cards=cards
+    )
+    return LastInput(f"game:{game.game.id}", text, deleting(Game, game.game.id))
+
+
+def newest_choice(state: MatchState, round_id: int, round_number: int) -> LastInput | None:
+    """The newest row choice stored for a round, as the entry, if it has one."""
     choice = db.session.execute(
         select(RowChoice.id, RowChoice.player_id, RowChoice.row)
         .where(RowChoice.round_id == round_id)
         .order_by(RowChoice.id.desc())
         .limit(1)
     ).first()
-    if choice is not None:
-        text = gettext(
-            "%(player)s's choice of row %(row)d in round %(round)d",
-            player=state.name(choice.player_id),
-            row=choice.row,
-            round=round_number,
-        )
-        return LastInput(f"choice:{choice.id}", text, deleting(RowChoice, choice.id))
+    if choice is None:
+        return None
+    text = gettext(
+        "%(player)s's choice of row %(row)d in round %(round)d",
+        player=state.name(choice.player_id),
+        row=choice.row,
+        round=round_number,
+    )
+    return LastInput(f"choice:{choice.id}", text, deleting(RowChoice, choice.id))
+
+
+def placed_round(
+    state: MatchState, game: PlayedGame, round_id: int, round_number: int
+) -> LastInput:
+    """A stored round with no row choice: its cards, as the entry (they go back to the
+    fields of the phone that undoes it)."""
     plays = db.session.execute(
         select(Play.player_id, Play.card).where(Play.round_id == round_id).order_by(Play.card)
     ).all()
@@ -95,7 +132,7 @@ def last_input(state: MatchState) -> LastInput | None:
     text = gettext(
         "round %(round)d of game %(game)d (%(cards)s)",
         round=round_number,
-        game=number,
+        game=game.number,
         cards=cards,
     )
     return LastInput(f"round:{round_id}", text, deleting(Round, round_id), dict(plays))
