@@ -11,7 +11,7 @@ from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD
 from companion.private import FILE_MODE, FOLDER_MODE, tighten
 from companion.startup import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.storage import sqlite_uri
-from companion.storage.changes import PER_CLIENT, PER_MATCH
+from companion.storage.feed import PER_CLIENT, PER_MATCH
 from companion.web.htmx import (
     HTMX_INTEGRITY,
     HTMX_URL,
@@ -61,7 +61,7 @@ def configure(app: Flask, test_config: dict | None) -> None:
         LIVE_PUSH=False,
         # Open streams of one match a server process holds from one client address, and
         # in all (COMPANION_STREAMS_PER_CLIENT, ..._PER_MATCH): past them the oldest
-        # closes and its page reconnects (companion.storage.changes).
+        # closes and its page reconnects (companion.storage.feed).
         STREAMS_PER_CLIENT=PER_CLIENT,
         STREAMS_PER_MATCH=PER_MATCH,
         # What a household holds at most (companion.models; COMPANION_PLAYERS_HELD, ...).

@@ -36,7 +36,7 @@ from companion.models import (
     RowChoice,
     Score,
 )
-from companion.storage.changes import MATCH_STAMP  # a match's stamp, read once
+from companion.storage.feed import MATCH_STAMP  # a match's stamp, read once
 
 
 @dataclass

@@ -70,7 +70,7 @@ from companion.models import (
 from companion.rules import EndCondition
 from companion.rules.names import name_key
 from companion.state import MatchState, current_state
-from companion.storage import changes, imports, sqlite
+from companion.storage import feed, imports, sqlite
 
 # What the rooms above need of each database's own code (companion.storage), which
 # nothing above the store imports (the import-linter contract): one function each,
@@ -96,9 +96,9 @@ def database_file(app: Flask) -> Path | None:
     return None if path is None else Path(path)
 
 
-def change_feed(app: Flask) -> changes.Feed:
+def change_feed(app: Flask) -> feed.Feed:
     """The app's feed of match changes, which every live stream watches."""
-    return changes.feed_of(app)
+    return feed.feed_of(app)
 
 
 def no_server_on(database: str) -> AbstractContextManager[bool]:

@@ -31,7 +31,7 @@ from companion.private import private_database, private_folder
 from companion.store import database_file, no_server_on, on_postgresql, writers_turn
 
 # A file with none of these is some other program's; for the rest, ``trial`` decides.
-TABLES = {"alembic_version", "player", "match", "game", "round", "play"}
+COMPANION_TABLES = {"alembic_version", "player", "match", "game", "round", "play"}
 
 
 @click.command("restore")
@@ -91,7 +91,7 @@ def unusable(file: Path) -> str | None:
         return f"it is damaged ({error})."
     if problems:
         return f"it is damaged ({problems[0]})."
-    if not names & TABLES:
+    if not names & COMPANION_TABLES:
         return "it is not a database of the companion."
     return None
 

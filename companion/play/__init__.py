@@ -8,7 +8,18 @@ from flask import Flask
 # Importing these modules is what adds the routes to ``bp``: each one's views decorate
 # themselves with ``@bp.get``, ``@bp.post`` or ``@bp.route`` (companion.play.blueprint).
 # A module with routes left out here has none.
-from companion.play import correct, entry, home, links, live, luck_report, pages, push, setup, undo
+from companion.play import (
+    correct,
+    entry,
+    home,
+    links,
+    live,
+    luck_report,
+    match_pages,
+    push,
+    setup,
+    undo,
+)
 from companion.play.blueprint import bp
 
 __all__ = [
@@ -20,7 +31,7 @@ __all__ = [
     "links",
     "live",
     "luck_report",
-    "pages",
+    "match_pages",
     "push",
     "setup",
     "undo",

@@ -2,7 +2,7 @@
 
 ``GET /matches/<id>/events`` is a stream of Server-Sent Events (htmx's SSE extension on
 the page). When the match changes, in whatever process, server or command it was
-written (``companion.storage.changes``), the stream sends what the page's poll would have got:
+written (``companion.storage.feed``), the stream sends what the page's poll would have got:
 the live regions, shared by every phone of the table at that version, and this phone's
 own entry forms only when what it can enter changed (a card being typed survives).
 

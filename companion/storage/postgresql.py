@@ -6,7 +6,7 @@
   the order of commits, servers starting together migrating one after the other.
 - A trigger on ``match`` sends ``NOTIFY companion_match, '<id>'`` inside the writing
   transaction, so it is heard at the commit; ``listen`` follows it for the live streams
-  (``companion.storage.changes``).
+  (``companion.storage.feed``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sqlalchemy import DDL, Connection, Engine, event, func, select, text
 from companion.models import Match
 
 if TYPE_CHECKING:
-    from companion.storage.changes import Feed
+    from companion.storage.feed import Feed
 
 # Advisory lock keys: any numbers that nothing else on the server uses, one per lock.
 IMPORT_LOCK_KEY = 61041000  # one import at a time (companion.storage.imports)

@@ -274,7 +274,7 @@ SQLITE_EVERY = 0.02  # seconds between the watcher's data_version checks (a few 
 def follow_data_version(feed) -> None:
     """The live streams' watcher: read the watched stamps whenever data_version moves.
 
-    ``feed`` is a ``companion.storage.changes.Feed``; its connection is of its own, so
+    ``feed`` is a ``companion.storage.feed.Feed``; its connection is of its own, so
     every other connection's commit moves the number.
     """
     connection = sqlite3.connect(feed.engine.url.database, isolation_level=None, timeout=5)

@@ -6,7 +6,7 @@ from flask import Flask, Response
 from flask_compress import Compress
 
 from companion.db import babel
-from companion.web import guard, i18n, pages, present, stale
+from companion.web import guard, i18n, present, site, stale
 from companion.web.errors import register_error_handlers, wants_json
 from companion.web.faults import register_fault_handlers
 from companion.web.headers import add_security_headers, template_globals
@@ -34,7 +34,7 @@ def init_app(app: Flask) -> None:
     compress.init_app(app)
     app.after_request(close_what_compression_wraps)  # runs before the compression
     app.context_processor(template_globals)
-    app.register_blueprint(pages.bp)
+    app.register_blueprint(site.bp)
     app.register_blueprint(i18n.bp)
 
 

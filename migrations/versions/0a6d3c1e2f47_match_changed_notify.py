@@ -5,7 +5,7 @@ Revises: 9c4d2e7f1a35
 Create Date: 2026-12-01 06:40:00
 
 Each server process LISTENs and pushes the change to the match's open pages
-(companion.storage.changes). The NOTIFY is sent inside the writing transaction, so it is
+(companion.storage.feed). The NOTIFY is sent inside the writing transaction, so it is
 delivered at the commit, whichever process, server or command wrote. SQLite has no
 such thing: there each process watches the file (nothing to migrate).
 """

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from companion.resolver.pages import WORKED_EXAMPLE
+from companion.resolver.resolve_page import WORKED_EXAMPLE
 
 pytestmark = pytest.mark.browser
 

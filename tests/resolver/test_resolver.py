@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.resolver.pages import WORKED_EXAMPLE
+from companion.resolver.resolve_page import WORKED_EXAMPLE
 
 # The rules page's worked example as a person types it: commas too, a blank fourth line.
 WORKED = {

@@ -1,4 +1,4 @@
-"""The change feed (companion.storage.changes): one watcher per process follows the database for
+"""The change feed (companion.storage.feed): one watcher per process follows the database for
 the streams' matches, stops with the last stream and starts with the next."""
 
 import time
@@ -7,7 +7,7 @@ from driver import enter_round, i_am
 
 from companion.db import db
 from companion.models import Match
-from companion.storage.changes import feed_of
+from companion.storage.feed import feed_of
 
 WAIT = 10  # seconds a change may take before the test fails
 

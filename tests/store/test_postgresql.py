@@ -435,7 +435,7 @@ def tokens_of(app, match_id: int) -> str:
 
 def test_the_migrated_match_table_notifies_its_changes_at_commit(empty_app):
     """After `flask db upgrade`, a write to a match sends NOTIFY companion_match with its
-    id, delivered when the writing transaction commits, not before (companion.storage.changes)."""
+    id, delivered when the writing transaction commits, not before (companion.storage.feed)."""
     import psycopg
 
     with empty_app.app_context():

@@ -21,7 +21,7 @@ from sqlalchemy import inspect, text
 from companion import create_app
 from companion.db import db
 from companion.serve import parse_args
-from companion.web import pages
+from companion.web import site
 from companion.web.htmx import (
     HTMX_INTEGRITY,
     HTMX_URL,
@@ -448,5 +448,5 @@ def test_the_pinned_sse_extension_copy_is_served_for_a_year(client):
 
 
 def test_without_the_htmx_copy_the_fallback_is_a_plain_404(client, monkeypatch, tmp_path):
-    monkeypatch.setattr(pages, "HTMX_COPY", tmp_path)
+    monkeypatch.setattr(site, "HTMX_COPY", tmp_path)
     assert client.get("/vendor/htmx.min.js").status_code == 404

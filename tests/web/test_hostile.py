@@ -28,7 +28,7 @@ from werkzeug.datastructures import ImmutableMultiDict
 
 from companion.db import db
 from companion.models import Match
-from companion.resolver.pages import WORKED_EXAMPLE
+from companion.resolver.resolve_page import WORKED_EXAMPLE
 
 # Values no field takes: each is past a limit, of the wrong kind, or empty.
 FIELD_VALUES = (
