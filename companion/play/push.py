@@ -70,7 +70,7 @@ def events(match_id: int):
         abort(404)
     app = current_app._get_current_object()
     view = view_named(request.args.get("view"))
-    stream = changes(app, request.environ, match_id, shown_by(request), view)
+    stream = event_stream(app, request.environ, match_id, shown_by(request), view)
     return Response(
         stream,
         mimetype="text/event-stream",
@@ -79,7 +79,7 @@ def events(match_id: int):
     )
 
 
-def changes(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
+def event_stream(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
     """The stream: what changed since ``shown``, then each change as it comes.
 
     Each change is rendered in a request context of its own, made from the stream's
