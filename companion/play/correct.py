@@ -203,9 +203,33 @@ def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int,
     """The form's cards and choices for round ``number``, checked like a new round, and
     the round's stored choices that its new cards no longer need (dropped)."""
     rows = before.rounds[number - 2].rows if number > 1 else [(c,) for c in game.game.starting]
-    others = {
+    others = played_elsewhere(rounds, number)
+    entries = typed_cards(state, form)
+    choices = typed_choices(state, form)
+    # A choice stored with the round that its new cards no longer need goes by itself
+    # (named in the preview); one typed for a card that is not too low is refused.
+    stored = rounds[number - 1][1]
+    unneeded = rules.unneeded_choices(rows, entries, choices, state.deck)
+    dropped = {player: row for player, row in unneeded.items() if stored.get(player) == row}
+    choices = {player: row for player, row in choices.items() if player not in dropped}
+    check_placed(state, game, rows, entries, choices, others)
+    plays = [(player, rules.parse_card(card, state.deck)) for player, card in entries]
+    return (
+        plays,
+        choices,
+        tuple(rules.Dropped(number, player, row) for player, row in dropped.items()),
+    )
+
+
+def played_elsewhere(rounds, number: int) -> set[int]:
+    """The cards played in the game's rounds other than round ``number``."""
+    return {
         card for index, (plays, _) in enumerate(rounds, 1) if index != number for _, card in plays
     }
+
+
+def typed_cards(state: MatchState, form) -> list[tuple[int, str]]:
+    """Each player's card as typed in the form; refused when one is missing."""
     entries = [(player, form.get(f"card-{player}", "").strip()) for player in state.player_ids]
     missing = {
         f"card-{player}": gettext("%(player)s's card is missing.", player=state.name(player))
@@ -214,6 +238,11 @@ def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int,
     }
     if missing:
         raise Rejected(missing)
+    return entries
+
+
+def typed_choices(state: MatchState, form) -> dict[int, int]:
+    """The row choices typed in the form, by player; refused when one is not a row."""
     choices, errors = {}, {}
     for player in state.player_ids:
         value = form.get(f"row-{player}", "").strip()
@@ -224,12 +253,12 @@ def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int,
                 errors[f"row-{player}"] = translate(error)
     if errors:
         raise Rejected(errors)
-    # A choice stored with the round that its new cards no longer need goes by itself
-    # (named in the preview); one typed for a card that is not too low is refused.
-    stored = rounds[number - 1][1]
-    unneeded = rules.unneeded_choices(rows, entries, choices, state.deck)
-    dropped = {player: row for player, row in unneeded.items() if stored.get(player) == row}
-    choices = {player: row for player, row in choices.items() if player not in dropped}
+    return choices
+
+
+def check_placed(state: MatchState, game: PlayedGame, rows, entries, choices, others) -> None:
+    """Play the corrected round on the rows before it: refused when the rules refuse a
+    card, or when a too-low card has no row chosen for it."""
     try:
         result = rules.play_round(
             rows,
@@ -253,12 +282,6 @@ def read_round(state: MatchState, game: PlayedGame, before, rounds, number: int,
                 )
             }
         )
-    plays = [(player, rules.parse_card(card, state.deck)) for player, card in entries]
-    return (
-        plays,
-        choices,
-        tuple(rules.Dropped(number, player, row) for player, row in dropped.items()),
-    )
 
 
 def check_match(state: MatchState, game: PlayedGame, after: rules.GameState) -> None:
