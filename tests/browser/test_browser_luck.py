@@ -43,6 +43,31 @@ RUNNING_INTO = """cells => { const texts = cells.map(cell => {
     .map(cell => cell.textContent); }"""
 
 
+# What moved the page: every scroll and every focus() or scrollIntoView() call, with when
+# and from where, kept in window.__scrolls for an assertion's message.
+WATCH_SCROLLS = """(() => {
+  const log = window.__scrolls = [];
+  const note = (what) => log.push([Math.round(performance.now()), what, scrollY,
+    document.documentElement.scrollHeight, document.readyState]);
+  addEventListener("scroll", () => note("scroll"), true);
+  for (const name of ["focus", "scrollIntoView"]) {
+    const own = HTMLElement.prototype[name] || Element.prototype[name];
+    HTMLElement.prototype[name] = function (...args) {
+      note(name + " " + (this.id || this.tagName) + " " + JSON.stringify(args)
+        + " " + (new Error().stack || "").split("\\n").slice(2, 5).join(" | "));
+      return own.apply(this, args);
+    };
+  }
+  for (const type of ["DOMContentLoaded", "load", "htmx:afterSettle", "htmx:sseMessage"])
+    addEventListener(type, () => note(type), true);
+})()"""
+
+
+def scrolls(page) -> list:
+    """What moved the page since it loaded (``WATCH_SCROLLS``)."""
+    return page.evaluate("window.__scrolls || []")
+
+
 def in_view(locator) -> bool:
     """True when the whole element is inside the viewport (not just somewhere on the page)."""
     return locator.evaluate(IN_VIEW)
@@ -71,9 +96,13 @@ def table_view(page, live_server: str, match_url: str, lang: str) -> Iterator:
         tv.close()
 
 
-def in_language(page, live_server: str, lang: str) -> None:
+def opened_afresh(page, live_server: str, url: str, lang: str) -> None:
+    """``url`` opened anew on this phone in ``lang`` (the language switch's cookie): from
+    another page, so nothing of the page it showed before (its scroll) is carried over,
+    as the same URL opened again could."""
     page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
-    page.reload()
+    page.goto("about:blank")
+    page.goto(url)
 
 
 def round_shown(page, live_server: str, names: list[str], starting, rounds, lang: str) -> str:
@@ -83,8 +112,7 @@ def round_shown(page, live_server: str, names: list[str], starting, rounds, lang
     form = {f"row{row}": str(card) for row, card in enumerate(starting, 1)}
     assert page.request.post(f"{match_url}/games", form=form | {"game": "1"}).ok
     posted_rounds(page, match_url, rounds)
-    page.goto(match_url)
-    in_language(page, live_server, lang)
+    opened_afresh(page, live_server, match_url, lang)
     return match_url
 
 
@@ -119,8 +147,7 @@ def test_the_game_end_shows_expected_bulls_and_the_luckiest(
     play_cards_game(page, match_url, 1, seed=34)
     luck = page.request.get(f"{match_url}/games/1/luck.json").json()
     assert luck["method"] == "sampled" and len(luck["rounds"]) == 10
-    page.goto(match_url)
-    in_language(page, live_server, lang)
+    opened_afresh(page, live_server, match_url, lang)
     end = page.locator(".game-end")
     expect(end.locator("thead th .expected")).to_have_text(EXPECTED[lang])
     # No header's text runs into the next one's.
@@ -182,6 +209,7 @@ def test_six_players_summary_with_a_chance_still_fits_one_screen(
     page, console_errors, live_server, artifacts, lang
 ):
     names = new_names(6, "Six")  # names of 6 letters and more, like a family's
+    page.add_init_script(WATCH_SCROLLS)
     match_url = round_shown(page, live_server, names, SIX_STARTING, SIX_ROUNDS, lang)
     luck = page.request.get(f"{match_url}/games/1/luck.json").json()
     chance = next(play for play in luck["rounds"][3]["plays"] if play["card"] == 15)["chance"]
@@ -194,7 +222,7 @@ def test_six_players_summary_with_a_chance_still_fits_one_screen(
     first_field = page.locator(".round-form input:not([type=hidden])").first
     expect(first_field).to_be_focused()
     page.screenshot(path=artifacts / f"luck-summary-6p-{lang}.png")
-    assert page.evaluate("scrollY") == 0
+    assert page.evaluate("scrollY") == 0, scrolls(page)
     for part in (page.locator(".round-summary"), page.locator(".live-rows .table-rows")):
         assert in_view(part), part.bounding_box()
     form_fields = page.locator(".round-form input:not([type=hidden])")
