@@ -9,7 +9,8 @@ compacted, and served from memory to the other phones of the table: the live reg
 once per table version, view, access level and language, and the "Entered:" line, the
 only part hidden cards change, once per version and language. A phone that shows the
 current table version gets that line alone. Only each phone's CSRF token, poller and
-(when its form key changed) entry form are its own.
+(when its form key changed) entry form are its own: the shared render is given a slot
+for the token (its forms' ``csrf``), which each phone's answer fills with its own.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from companion.web.htmx import render
 # Runs of whitespace between and inside tags, left by template indentation: collapsed
 # once in each live piece, for it also travels in event streams, which go uncompressed.
 WHITESPACE_RUN = re.compile(r"\s{2,}")
-CSRF_SLOT = "\x00csrf\x00"  # stands for the asking phone's token in a shared render
+CSRF_SLOT = "\x00csrf\x00"  # the token a shared render's forms carry: each phone's own
 ENTERED_SLOT = "\x00entered\x00"  # stands for a version's "Entered:" line in the regions
 TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, level, language
 ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
@@ -152,11 +153,9 @@ def render_table(state: MatchState, view: str) -> TableShown:
     """Render the live regions of the state's table version, with slots for the CSRF
     token and for the "Entered:" line, the only part that changes with hidden cards."""
     context = match_view(state, view)
-    html = compact(
-        render("matches/live.html", **context, form={}, errors={}, entered_slot=ENTERED_SLOT)
-    )
-    token = generate_csrf()
-    return TableShown(html.replace(token, CSRF_SLOT), token in html)
+    slots = {"csrf": CSRF_SLOT, "entered_slot": ENTERED_SLOT}
+    html = compact(render("matches/live.html", **context, form={}, errors={}, **slots))
+    return TableShown(html, CSRF_SLOT in html)
 
 
 def entry_forms(state: MatchState) -> str:

@@ -4,13 +4,17 @@ that decide, the table view."""
 import random
 import re
 
+import pytest
 from driver import (
+    add_players,
     choose,
     enter_round,
     i_am,
     pending_of,
     phone,
     score_game,
+    start_game,
+    start_match,
     state_of,
     summary_lines,
     tokens,
@@ -162,21 +166,62 @@ def test_the_table_view_at_the_matchs_end_has_the_winner_and_the_chart(client, t
     assert re.findall(r'<td class="num">(\d+)</td>', final.group(0)) == ["5", "12", "70"]
 
 
-def test_a_shared_live_render_carries_each_phones_own_csrf_token(client, app, table):
-    """Phones of a table share one render per version, but each gets its own token."""
-    (anna, ben, cleo), match_id = table
-    enter_round(client, match_id, {anna: 39, ben: 42, cleo: 3})  # Cleo must choose a row
+TOKEN = re.compile(r'name="csrf_token" value="([^"]*)"')
+FORM = re.compile(r'<form method="post" action="([^"]+)"[^>]*>(.*?)</form>', re.S)
+FIELD = re.compile(r'<(?:input type="hidden"|button type="submit") name="([^"]+)" value="([^"]*)"')
+
+
+def a_row_to_choose(client, anna, ben, cleo) -> int:
+    """A match whose round waits for Cleo's row: the live regions hold its forms."""
+    match_id = start_match(client, [anna, ben, cleo])
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    enter_round(client, match_id, {anna: 39, ben: 42, cleo: 3})
+    return match_id
+
+
+def a_match_over(client, anna, ben, cleo) -> int:
+    """A match that is over: the live regions hold the rematch form."""
+    match_id = start_match(client, [anna, ben, cleo])
+    score_game(client, match_id, {anna: 70, ben: 5, cleo: 12})
+    return match_id
+
+
+@pytest.mark.parametrize("setup", [a_row_to_choose, a_match_over])
+def test_phones_sharing_a_live_render_each_post_its_form_with_their_own_token(
+    client, app, monkeypatch, setup
+):
+    """Phones of a table share one render of the live regions, whose forms the template
+    gave a slot for the token: each phone's answer carries its own token, and no slot."""
+    match_id = setup(client, *add_players(client, "Anna", "Ben", "Cleo"))
     player_token, _ = tokens(app, match_id)
-    found = []
-    for _ in range(3):
-        other = phone(app, match_id, player_token)
-        body = other.get(
-            f"/matches/{match_id}/live?since=0", headers={"HX-Request": "true"}
-        ).get_data(as_text=True)
-        assert "Take row 1" in body
-        [own] = set(re.findall(r'name="csrf_token" value="([^"]+)"', body))
-        found.append(own)
-    assert len(set(found)) == 3
+    app.config["WTF_CSRF_ENABLED"] = True  # the match was set up without it
+    shown = []
+    original = live.render_table
+    monkeypatch.setattr(
+        live, "render_table", lambda *args: shown.append(original(*args)) or shown[-1]
+    )
+    phones = [phone(app, match_id, player_token) for _ in range(2)]
+    polled = [
+        one.get(f"/matches/{match_id}/live?since=0", headers={"HX-Request": "true"})
+        for one in phones
+    ]
+    [shared] = shown
+    assert shared.csrf and set(TOKEN.findall(shared.html)) == {live.CSRF_SLOT}
+    own = []
+    for answer in polled:
+        body = answer.get_data(as_text=True)
+        assert answer.status_code == 200 and live.CSRF_SLOT not in body
+        [token] = set(TOKEN.findall(body))
+        own.append(token)
+    assert own[0] != own[1]
+    # The second phone sends the first form of its answer, as a browser without JS would:
+    # with the first phone's token nothing is stored, with its own it goes through.
+    action, form = FORM.search(polled[1].get_data(as_text=True)).groups()
+    data = dict(FIELD.findall(form))
+    refused = phones[1].post(action, data={**data, "csrf_token": own[0]})
+    assert refused.status_code == 422
+    assert phones[1].post(action, data=data).status_code == 303
+    assert data["csrf_token"] == own[1]
 
 
 def test_polls_answer_404_then_the_change_then_204(client, app, table):

@@ -8,13 +8,16 @@ import time
 
 import pytest
 from driver import add_players, enter_round, i_am, phone, start_game, start_match, tokens
+from itsdangerous import URLSafeTimedSerializer
 
 from companion.db import db
 from companion.models import Match
 from companion.play import push
+from companion.play.live import CSRF_SLOT
 
 PUSH = pytest.mark.app_config(LIVE_PUSH=True)
 WAIT = 10  # seconds a test waits for an event before it fails
+TOKEN = re.compile(r'name="csrf_token" value="([^"]*)"')
 
 
 @pytest.fixture(autouse=True)
@@ -130,6 +133,42 @@ def test_a_write_from_another_phone_is_pushed_with_the_live_regions(app, client,
         assert f"since={new_version}" in change["data"]  # the poller, for a fallback later
     finally:
         stream.close()
+
+
+@PUSH
+def test_each_phone_gets_its_own_token_in_the_forms_of_a_push(app, client, table):
+    """The pushed regions are one render for the table: each stream fills its phone's
+    token into the slot the forms were given, and sends no slot."""
+    (anna, ben, cleo), match_id = table
+    version, table_version = versions_of(app, match_id)
+    phones = [player(app, match_id) for _ in range(2)]
+    for one in phones:
+        one.get(f"/matches/{match_id}")  # the page gives the session its token
+    path = f"/matches/{match_id}/events?since={version}&table={table_version}"
+    streams = [Stream(one, path) for one in phones]
+    try:
+        for stream in streams:
+            assert stream.next() == f"retry: {push.RETRY_MS}"
+        enter_round(client, match_id, {anna: 39, ben: 42, cleo: 3})  # Cleo must choose
+        for one, stream in zip(phones, streams, strict=True):
+            data = stream.next_change()["data"]
+            assert "Take row 1" in data and CSRF_SLOT not in data
+            [token] = set(TOKEN.findall(data))
+            assert unsigned(app, token) == session_token(one)
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+def unsigned(app, token: str) -> str:
+    """The session's raw token that a form's token was signed from (as Flask-WTF does)."""
+    return URLSafeTimedSerializer(app.config["SECRET_KEY"], salt="wtf-csrf-token").loads(token)
+
+
+def session_token(client) -> str:
+    """The raw CSRF token in this phone's session."""
+    with client.session_transaction() as session:
+        return session["csrf_token"]
 
 
 @PUSH
