@@ -10,7 +10,7 @@ ranks (a game finished, undone or corrected, a match deleted or imported) rates 
 and every later match again (``rerate_from``), inside the write and on PostgreSQL in
 the turn of ``in_commit_order``, which every writer of match rows takes: whoever rates
 sees the rows of every writer before it. Nearly always the match is the last one and
-nothing after it moves. The leaderboard's in-memory run (``companion.household.ratings``)
+nothing after it moves. The leaderboard's in-memory run (``companion.household.skill``)
 rates the same matches with the same function (``rate``); ``rebuild`` checks the rows.
 """
 

@@ -15,7 +15,7 @@ from sqlalchemy import case, func, select
 
 from companion.db import db
 from companion.derived import NemesisCount, PlayerGameStat, PlayerMatchStat
-from companion.household.ratings import START, RatingRun
+from companion.household.skill import START, RatingRun
 from companion.models import Game
 from companion.web.chart import Chart, Scale, framed
 

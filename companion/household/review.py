@@ -23,7 +23,7 @@ from companion.db import db
 from companion.derived import CardTake, MatchRating, NemesisCount, PlayerMatchStat
 from companion.household import luck_figures, match_luck, yearly
 from companion.household.leaderboard import everyone, round_url
-from companion.household.ratings import START, Rating
+from companion.household.skill import START, Rating
 from companion.memo import Memo
 from companion.models import MAX_ID, Match, Player, utcnow
 from companion.web.bars import month_bars

@@ -8,7 +8,7 @@ The period filter goes by the day a match was created; the players filter by its
 
 The leaderboard's figures are kept in memory per filter, with the fingerprint of the
 match rows they were computed from (``fingerprint``): a request after any change
-computes them again (in SQL, ratings mostly from ``companion.household.ratings``' cache).
+computes them again (in SQL, ratings mostly from ``companion.household.skill``' cache).
 Luck (``luck``) is kept apart, match by match (``companion.household.match_luck``): a
 game's luck is figured in a write after the one that finished it, and an import's
 later still, while the match rows stay as they were.
@@ -28,7 +28,7 @@ from sqlalchemy.orm import aliased
 from companion.db import db
 from companion.derived import PlayerGameStat, PlayerMatchStat
 from companion.household import luck_figures, match_luck
-from companion.household.ratings import START, Ranked, Rating, RatingRun, rated
+from companion.household.skill import START, Ranked, Rating, RatingRun, rated
 from companion.memo import Memo
 from companion.models import utcnow
 
