@@ -7,7 +7,7 @@ from companion import rules
 from companion.derived.play_luck import round_chances
 from companion.derived.timing import match_times
 from companion.play.bgstats import bgstats_link
-from companion.play.changes import latest
+from companion.play.correction_diff import latest
 from companion.play.luck_report import luck_view
 from companion.state import MatchState, PlayedGame
 from companion.web import present

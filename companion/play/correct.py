@@ -18,7 +18,7 @@ from companion import rules
 from companion.db import db
 from companion.models import Play, Round, RowChoice
 from companion.play.blueprint import bp
-from companion.play.changes import Changes, describe, record
+from companion.play.correction_diff import Changes, describe, record
 from companion.play.entry import Rejected, race_message, translate
 from companion.state import MatchState, PlayedGame, current_state, stored_rounds
 from companion.store import RACED, Change, write_match

@@ -17,7 +17,7 @@ from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.play.blueprint import bp
 from companion.play.board import match_view
-from companion.play.changes import unneeded_after
+from companion.play.correction_diff import unneeded_after
 from companion.state import MatchState, current_state
 from companion.store import RACED, Change, write_match
 from companion.web.access import me, require_player

@@ -145,7 +145,7 @@ def test_the_preview_lists_only_what_reads_differently(app):
     """A card that took the same row with the same bulls, only other cards in it, reads
     the same before and after: its line is left out ("Lena 51: 6th card, took row 1
     (6 bulls) → 6th card, took row 1 (6 bulls)" told nothing)."""
-    from companion.play.changes import round_lines
+    from companion.play.correction_diff import round_lines
 
     same_words = rules.Placement(
         1,
