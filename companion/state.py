@@ -9,6 +9,8 @@ Two doors read a match, each named for what it gives:
 
 Behind them, ``match_state`` replays a match's ORM objects in this session: the store,
 the derived tables' refresh and rebuild, and the backup's check use it inside a write.
+A page about the match itself rather than its play (its links, a rematch, a history
+entry) reads the row alone, with Flask-SQLAlchemy's ``db.get_or_404(Match, match_id)``.
 The rules engine does all the placing and counting; this module only feeds it the
 stored inputs.
 """
@@ -358,8 +360,3 @@ def score_bulls(score: Score) -> int:
 def parse_pile_text(text: str) -> list[int]:
     """Split a stored pile ("5,22,47") into cards."""
     return [int(card) for card in text.split(",") if card]
-
-
-def get_match(match_id: int) -> Match:
-    """The match, or 404."""
-    return db.get_or_404(Match, match_id)

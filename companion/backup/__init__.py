@@ -39,7 +39,7 @@ from companion.db import csrf, db
 from companion.derived.timing import match_times
 from companion.models import Match, Player, utcnow
 from companion.rules import N_
-from companion.state import get_match, match_state
+from companion.state import match_state
 from companion.store import database_file, fill_all_missing_luck, match_finished, on_postgresql
 from companion.web.access import grant
 from companion.web.headers import no_store
@@ -157,7 +157,7 @@ def posted_file() -> FileStorage:
 @no_store
 def match_csv_file(match_id: int):
     """One match for a spreadsheet: bulls per game and player, and the totals."""
-    state = match_state(get_match(match_id))
+    state = match_state(db.get_or_404(Match, match_id))
     labels = gettext("Game"), gettext("Total"), gettext("Played at"), gettext("Minutes")
     text = match_csv(state, *labels[:2], csv_times(match_id), labels[2:])
     name = f"6nimmt-match-{match_id}-{state.match.created_at:%Y-%m-%d}.csv"

@@ -15,7 +15,6 @@ from companion.db import db
 from companion.derived import GameResult
 from companion.derived.timing import match_times
 from companion.models import MAX_ID, Game, Match
-from companion.state import get_match
 from companion.store import delete_match
 from companion.web import present
 from companion.web.access import PLAYER, access
@@ -112,7 +111,7 @@ def may_delete(item: Entry) -> bool:
 @bp.get("/matches/<id:match_id>/delete")
 def confirm_delete(match_id: int):
     """Ask before deleting a match (a plain form: works without JavaScript)."""
-    item = entries([get_match(match_id)])[0]
+    item = entries([db.get_or_404(Match, match_id)])[0]
     return render(
         "history/delete.html", "delete", entry=item, allowed=may_delete(item), stale=False
     )
@@ -121,11 +120,13 @@ def confirm_delete(match_id: int):
 @bp.post("/matches/<id:match_id>/delete")
 def delete(match_id: int):
     """Delete a match with its games and everything derived from them; players stay."""
-    item = entries([get_match(match_id)])[0]
+    item = entries([db.get_or_404(Match, match_id)])[0]
     if not may_delete(item):
         abort(403)
     if not delete_match(match_id, confirmed_version(request.form.get("version", ""))):
-        item = entries([get_match(match_id)])[0]  # changed since confirming: as it is now
+        item = entries([db.get_or_404(Match, match_id)])[
+            0
+        ]  # changed since confirming: as it is now
         return render("history/delete.html", "delete", entry=item, allowed=True, stale=True), 409
     session[DELETED_KEY] = match_id
     return redirect(url_for("history.index"), code=303)

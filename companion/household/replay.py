@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, request
 
+from companion.db import db
 from companion.models import Game, Match
 from companion.rules import whole_number
-from companion.state import PlayedGame, get_match, played_game
+from companion.state import PlayedGame, played_game
 from companion.web import present
 from companion.web.access import PLAYER, access
 from companion.web.htmx import render
@@ -40,7 +41,7 @@ def round_number(value: str | None, rounds: int) -> int:
 @bp.get("/replay")
 def show(match_id: int, number: int):
     """One round of a game on the table: ?round=7 (the first round without it)."""
-    match = get_match(match_id)
+    match = db.get_or_404(Match, match_id)
     game = get_game(match, number)
     players = [seat.player for seat in match.seats]
     replayed = played_game(game, [player.id for player in players])

@@ -23,7 +23,7 @@ from companion.db import db
 from companion.models import MAX_ID, Match, new_token
 from companion.play.blueprint import bp
 from companion.rules import whole_number
-from companion.state import MatchState, get_match
+from companion.state import MatchState
 from companion.store import Change, write_match
 from companion.web.access import (
     ME,
@@ -45,7 +45,7 @@ from companion.web.tls import scheme
 @no_store
 def join(match_id: int, token: str):
     """Open a player or watch link: this phone remembers it and shows the match."""
-    match = get_match(match_id)
+    match = db.get_or_404(Match, match_id)
     if token_level(match, token) is None:
         abort(404)
     grant(match.id, token)
@@ -56,7 +56,7 @@ def join(match_id: int, token: str):
 @no_store
 def invite(match_id: int):
     """QR codes and short links for other phones: the player link only for players."""
-    match = get_match(match_id)
+    match = db.get_or_404(Match, match_id)
     level = access(match)
     if level is None:
         abort(403)
@@ -94,7 +94,7 @@ def choose_me(match_id: int):
     Only the phone's session changes: the match is read without the write lock, so six
     phones saying who they are do not queue behind the tables' writes.
     """
-    match = get_match(match_id)
+    match = db.get_or_404(Match, match_id)
     player_id = whole_number(request.form.get("player", ""), 1, MAX_ID)
     ids = {seat.player_id for seat in match.seats}
     mine = dict(session.get(ME, {}))

@@ -11,7 +11,7 @@ from companion.db import db
 from companion.household.players import check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.play.blueprint import bp
-from companion.state import current_state, get_match
+from companion.state import current_state
 from companion.store import Full, create_match, start_rematch
 from companion.web import present
 from companion.web.access import follow, grant, require_player
@@ -162,7 +162,7 @@ def rematch(match_id: int):
     """Start a new match with the same seats and house rules, in one tap; a match that
     has its rematch already leads to it. A player link only, as for every write (else it
     would hand a stranger the rematch's player link), and only once the match is over."""
-    old = get_match(match_id)
+    old = db.get_or_404(Match, match_id)
     require_player(old)
     if old.rematch_id is None and not current_state(match_id).over:
         return render("matches/rematch_refused.html", match=old), 409
@@ -185,10 +185,10 @@ def rematch(match_id: int):
 def follow_rematch(match_id: int):
     """The match's rematch, for a phone of the table: it holds the rematch's link at the
     level it held this one's (and its "I am"), so nobody scans a code again."""
-    old = get_match(match_id)
+    old = db.get_or_404(Match, match_id)
     if old.rematch_id is None:
         return redirect(url_for("play.show", match_id=old.id), code=303)
-    follow(old, get_match(old.rematch_id))
+    follow(old, db.get_or_404(Match, old.rematch_id))
     endpoint = "play.table_view" if request.args.get("view") == "table" else "play.show"
     return redirect(url_for(endpoint, match_id=old.rematch_id), code=303)
 
