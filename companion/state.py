@@ -177,7 +177,7 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
 
 
 REPLAYS = Memo("replays", 256)  # versions kept: more than the tables a house plays at once
-TABLE_REPLAYS = Memo("tables", 256)  # the replay behind each table_version
+TABLE_REPLAYS = Memo("table_replays", 256)  # the replay behind each table_version
 Stamp = tuple[int, int, str, str]  # version, table version, player token, watch token
 
 

@@ -41,12 +41,12 @@ from companion.web.htmx import render
 WHITESPACE_RUN = re.compile(r"\s{2,}")
 CSRF_SLOT = "\x00csrf\x00"  # the token a shared render's forms carry: each phone's own
 ENTERED_SLOT = "\x00entered\x00"  # stands for a version's "Entered:" line in the regions
-TABLES_SHOWN = Memo("live_tables", 512)  # regions of a table version, by view, level, language
+REGIONS_SHOWN = Memo("live_regions", 512)  # regions of a table version, by view, level, language
 ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
 ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
 
 
-class TableShown(NamedTuple):
+class RegionsShown(NamedTuple):
     """The live regions of one table version, with slots for the token and the line."""
 
     html: str
@@ -114,7 +114,7 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
         # for everybody's) with its buttons, another player's with them behind a tap.
         others = level == PLAYER and others_choice(replay(), mine)
         key = (match_id, player_token, table_version, view, level, locale, others)
-        shared = filled(TABLES_SHOWN.through(key, lambda: render_table(replay(), view)), line)
+        shared = filled(REGIONS_SHOWN.through(key, lambda: render_regions(replay(), view)), line)
     form_key = phone_form_key(line.table_key, level, mine, line.entered)
     changed_form = view == "match" and shown_form != form_key
     entry = entry_forms(replay()) if changed_form else ""
@@ -149,13 +149,13 @@ def table_view(match_id: int):
     )
 
 
-def render_table(state: MatchState, view: str) -> TableShown:
+def render_regions(state: MatchState, view: str) -> RegionsShown:
     """Render the live regions of the state's table version, with slots for the CSRF
     token and for the "Entered:" line, the only part that changes with hidden cards."""
     context = match_view(state, view)
     slots = {"csrf": CSRF_SLOT, "entered_slot": ENTERED_SLOT}
     html = compact(render("matches/live.html", **context, form={}, errors={}, **slots))
-    return TableShown(html, CSRF_SLOT in html)
+    return RegionsShown(html, CSRF_SLOT in html)
 
 
 def entry_forms(state: MatchState) -> str:
@@ -164,7 +164,7 @@ def entry_forms(state: MatchState) -> str:
     return compact(render("matches/_entry.html", **context, form={}, errors={}, oob=True))
 
 
-def filled(shown: TableShown, line: EnteredLine) -> str:
+def filled(shown: RegionsShown, line: EnteredLine) -> str:
     """A table version's regions with this version's line and this phone's token."""
     html = shown.html.replace(ENTERED_SLOT, line.html)
     return html.replace(CSRF_SLOT, generate_csrf()) if shown.csrf else html

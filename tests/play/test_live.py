@@ -76,8 +76,10 @@ def test_hidden_cards_reuse_the_regions_of_their_table_version(client, app, tabl
     i_am(client, match_id, anna)
     version, table_version = versions_of(app, match_id)
     renders = []
-    original = live.render_table
-    monkeypatch.setattr(live, "render_table", lambda *args: renders.append(args) or original(*args))
+    original = live.render_regions
+    monkeypatch.setattr(
+        live, "render_regions", lambda *args: renders.append(args) or original(*args)
+    )
     seen = []
     for player, card in ((ben, 42), (cleo, 43)):
         enter_round(client, match_id, {player: card})
@@ -196,9 +198,9 @@ def test_phones_sharing_a_live_render_each_post_its_form_with_their_own_token(
     player_token, _ = tokens(app, match_id)
     app.config["WTF_CSRF_ENABLED"] = True  # the match was set up without it
     shown = []
-    original = live.render_table
+    original = live.render_regions
     monkeypatch.setattr(
-        live, "render_table", lambda *args: shown.append(original(*args)) or shown[-1]
+        live, "render_regions", lambda *args: shown.append(original(*args)) or shown[-1]
     )
     phones = [phone(app, match_id, player_token) for _ in range(2)]
     polled = [
