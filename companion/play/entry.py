@@ -18,7 +18,7 @@ from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.play.blueprint import bp
 from companion.play.board import match_view
 from companion.play.correction_diff import unneeded_after
-from companion.state import MatchState, current_state
+from companion.state import MatchState, PlayedGame, current_state
 from companion.store import RACED, Change, write_match
 from companion.web.access import me, require_player
 from companion.web.htmx import render
@@ -166,6 +166,18 @@ def add_round(state: MatchState, form) -> Change:
     Cards wait hidden (PendingCard) until every player's card is in; the last one
     turns them into the round, which the engine then places for everyone at once.
     """
+    game = game_for_round(state, form)
+    entries = typed_entries(state, form, game.entered)
+    cards = check_entries(state, game, entries)
+    number = game.rounds_played + 1
+    if len(game.entered) + len(cards) < len(state.player_ids):
+        return keep_hidden(game, number, cards)
+    return complete_round(game, number, cards)
+
+
+def game_for_round(state: MatchState, form) -> PlayedGame:
+    """The game whose coming round the form is for; refused when no game is on, when the
+    form is for an earlier moment, or while a row choice comes first."""
     game = state.current
     if game is None or game.table is None:
         raise Rejected({"form": gettext("Start a game with its four starting cards first.")})
@@ -180,7 +192,12 @@ def add_round(state: MatchState, form) -> Change:
                 )
             }
         )
-    entered = game.entered
+    return game
+
+
+def typed_entries(state: MatchState, form, entered: dict[int, int]) -> list[tuple[int, str]]:
+    """The cards typed in the form, by player (at least one); refused when a player's
+    card is already in, or when the one phone at the table left a seat blank."""
     typed = [
         (player_id, form.get(f"card-{player_id}", "").strip()) for player_id in state.player_ids
     ]
@@ -194,21 +211,25 @@ def add_round(state: MatchState, form) -> Change:
     entries = [(player_id, card) for player_id, card in typed if card]
     if not entries:
         raise Rejected({"form": gettext("Enter at least one card.")})
-    cards = check_entries(state, game, entries)
-    number = game.rounds_played + 1
-    if len(entered) + len(cards) < len(state.player_ids):
-        return Change(
-            [
-                PendingCard(
-                    game_id=game.game.id, round_number=number, player_id=player_id, card=card
-                )
-                for player_id, card in cards
-            ],
-            hidden=True,
-        )
+    return entries
+
+
+def keep_hidden(game: PlayedGame, number: int, cards: list[tuple[int, int]]) -> Change:
+    """The change that keeps new cards hidden until every player's card is in."""
+    return Change(
+        [
+            PendingCard(game_id=game.game.id, round_number=number, player_id=player_id, card=card)
+            for player_id, card in cards
+        ],
+        hidden=True,
+    )
+
+
+def complete_round(game: PlayedGame, number: int, cards: list[tuple[int, int]]) -> Change:
+    """The change that stores the round: the hidden cards and the new ones, all placed."""
     plays = [
         Play(game_id=game.game.id, player_id=player_id, card=card)
-        for player_id, card in [*entered.items(), *cards]
+        for player_id, card in [*game.entered.items(), *cards]
     ]
     return Change(
         [Round(game_id=game.game.id, number=number, plays=plays)],
