@@ -132,26 +132,61 @@ def refresh_match(match_id: int, replayed: PlayedGame | None = None) -> None:
     if match is None:
         return
     results = stored_results(match_id)
-    kept: dict[int, list[GameRow]] = {}  # the stored game rows, by game
-    for row in stored_rows([match_id], ["games"])["games"]:
-        kept.setdefault(row.game_id, []).append(row)
-    have = {game_id: {row.player_id: row.bulls for row in rows} for game_id, rows in kept.items()}
-    stale = [game_id for game_id in have if have[game_id] != results.get(game_id)]
-    fresh = [game_id for game_id in results if have.get(game_id) != results[game_id]]
+    kept = stored_game_rows(match_id)
+    stale, fresh = changed_games(kept, results)
     if stale:
         delete_rows(match_id, stale)
     player_ids = [seat.player_id for seat in match.seats]
-    games, rivals, takes = [], [], []
+    new = figure_games(match_id, fresh, results, player_ids, replayed)
+    kept |= {game_id: figures.games for game_id, figures in new.items()}
+    wanted = match_figures(match, results, kept, player_ids)
+    store_figures(match, new, wanted)
+
+
+def stored_game_rows(match_id: int) -> dict[int, list[GameRow]]:
+    """A match's stored game rows, by game."""
+    kept: dict[int, list[GameRow]] = {}
+    for row in stored_rows([match_id], ["games"])["games"]:
+        kept.setdefault(row.game_id, []).append(row)
+    return kept
+
+
+def changed_games(
+    kept: dict[int, list[GameRow]], results: dict[int, dict[int, int]]
+) -> tuple[list[int], list[int]]:
+    """The games whose stored rows no longer match their results (stale: to delete) and
+    the games with results whose rows are missing or differ (fresh: to figure)."""
+    have = {game_id: {row.player_id: row.bulls for row in rows} for game_id, rows in kept.items()}
+    stale = [game_id for game_id in have if have[game_id] != results.get(game_id)]
+    fresh = [game_id for game_id in results if have.get(game_id) != results[game_id]]
+    return stale, fresh
+
+
+def figure_games(
+    match_id: int,
+    fresh: Sequence[int],
+    results: dict[int, dict[int, int]],
+    player_ids: list[int],
+    replayed: PlayedGame | None,
+) -> dict:
+    """The figures (``GameFigures``) of the fresh games, by game, each replayed once."""
+    figures = {}
     for game_id in fresh:
         if replayed is not None and replayed.game.id == game_id:
             table = replayed.table
         else:
             table = played_game(db.session.get(Game, game_id), player_ids).table
-        figures = game_rows(game_id, match_id, results[game_id], table)
-        kept[game_id] = figures.games
-        games += figures.games
-        rivals += figures.rivals
-        takes += figures.takes
+        figures[game_id] = game_rows(game_id, match_id, results[game_id], table)
+    return figures
+
+
+def match_figures(
+    match: Match,
+    results: dict[int, dict[int, int]],
+    kept: dict[int, list[GameRow]],
+    player_ids: list[int],
+) -> set[MatchRow]:
+    """The match rows that its finished games make, from their results and game rows."""
     numbers = dict(
         db.session.execute(select(Game.id, Game.number).where(Game.id.in_(results))).all()
     )
@@ -160,15 +195,23 @@ def refresh_match(match_id: int, replayed: PlayedGame | None = None) -> None:
         for game_id in sorted(results, key=numbers.get)
     ]
     end = rules.EndCondition(match.end_kind, match.end_value)
-    minutes = match_times([match_id])[match_id].match.minutes if results else 0
-    wanted = set(match_rows(match_id, match.created_at, player_ids, end, finished, minutes))
-    changed = wanted != stored_rows([match_id], ["matches"])["matches"]
+    minutes = match_times([match.id])[match.id].match.minutes if results else 0
+    return set(match_rows(match.id, match.created_at, player_ids, end, finished, minutes))
+
+
+def store_figures(match: Match, new: dict, wanted: set[MatchRow]) -> None:
+    """Insert the fresh games' rows, and replace the match rows when they differ (the
+    ratings from this match on are then figured again)."""
+    games = [row for figures in new.values() for row in figures.games]
+    rivals = [row for figures in new.values() for row in figures.rivals]
+    takes = [row for figures in new.values() for row in figures.takes]
+    changed = wanted != stored_rows([match.id], ["matches"])["matches"]
     if changed:
         in_commit_order(db.session.connection())  # before the rows go: see ``ratings``
-        db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match_id))
+        db.session.execute(delete(PlayerMatchStat).where(PlayerMatchStat.match_id == match.id))
     write_rows(games, rivals, takes, sorted(wanted) if changed else [])
     if changed:  # its ranks may have moved: this match and the later ones rated again
-        ratings.rerate_from(db.session.connection(), (match.created_at, match_id))
+        ratings.rerate_from(db.session.connection(), (match.created_at, match.id))
 
 
 @contextmanager
