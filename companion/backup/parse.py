@@ -492,42 +492,16 @@ class Reader:
         "[0," (at an element after a comma, which the "," stands for) or "[0" (after an
         element).
         """
-        raw, scan, starts = self.raw, self.scan, array("q")
+        raw = self.raw
+        elements = Elements(raw, self.scan, most, params)
         state = ("[", start, blank(raw, start + 1))  # head, what the head stands for, start
         size, cap = WINDOW, largest.most + 4 * MARGIN
-        done: list[int] = []  # the offset after the last element read in this stretch
-
-        def dropped(text: str, at: int) -> tuple[None, int]:
-            """An element checked and counted, its start noted; the rest of it dropped."""
-            if at == 1 and stretch.head > 1:
-                return None, 2  # the 0 of "[0" or "[0,"
-            if stretch.short(at):
-                raise Cut(at)
-            try:
-                _, end = scan(text, at)
-            except StopIteration as stop:  # where no value starts, maybe deep inside
-                if stretch.short(stop.value):
-                    raise Cut(at) from None
-                raise
-            except JSONDecodeError as error:
-                if stretch.cut(error):
-                    raise Cut(at) from None
-                raise stretch.placed(error) from None
-            if stretch.short(end):
-                raise Cut(at)
-            element = stretch.byte(at)
-            if len(starts) == most.most:
-                raise most.refused(raw, element, **params)
-            starts.append(element)
-            done[:] = [end]
-            return None, end
-
         while True:
             head, anchor, after = state
-            stretch = Stretch(raw, head, anchor, after, size)
-            done[:] = [2] if head == "[0" else []
+            stretch = elements.stretch = Stretch(raw, head, anchor, after, size)
+            elements.done = 2 if head == "[0" else None
             try:
-                end = JSONArray((stretch.text, 1), dropped)[1]
+                end = JSONArray((stretch.text, 1), elements)[1]
                 break
             except Cut as cut:
                 at = cut.args[0]
@@ -538,17 +512,54 @@ class Reader:
             except Placed:
                 raise
             except JSONDecodeError as error:
-                if not stretch.cut(error) or not done:
+                if not stretch.cut(error) or elements.done is None:
                     raise stretch.placed(error) from None
-                resumed = ("[0", anchor, blank(raw, stretch.byte(done[0])))
+                resumed = ("[0", anchor, blank(raw, stretch.byte(elements.done)))
             if resumed != state:
                 state, size = resumed, WINDOW
             elif size < cap:
                 size = min(2 * size, cap)
             else:
                 raise largest.refused(raw, resumed[2], **params)
-        starts.append(stretch.byte(end - 1))  # the "]"
-        return Deferred(raw, starts, scan), stretch.byte(end)
+        elements.starts.append(stretch.byte(end - 1))  # the "]"
+        return Deferred(raw, elements.starts, self.scan), stretch.byte(end)
+
+
+class Elements:
+    """``JSONArray``'s scanner in ``Reader.entries``: each element of the list checked by
+    the C scanner and counted, where it starts noted, the rest of it dropped."""
+
+    def __init__(self, raw: bytes, scan: Scan, most: Limit, params: dict[str, Any]) -> None:
+        self.raw, self.scan, self.most, self.params = raw, scan, most, params
+        self.starts = array("q")  # where each element starts: byte offsets
+        self.stretch: Stretch  # the stretch being read (``entries`` sets it)
+        self.done: int | None = None  # the offset after the last element read in it
+
+    def __call__(self, text: str, at: int) -> tuple[None, int]:
+        """An element checked and counted, its start noted; the rest of it dropped."""
+        stretch = self.stretch
+        if at == 1 and stretch.head > 1:
+            return None, 2  # the 0 of "[0" or "[0,"
+        if stretch.short(at):
+            raise Cut(at)
+        try:
+            _, end = self.scan(text, at)
+        except StopIteration as stop:  # where no value starts, maybe deep inside
+            if stretch.short(stop.value):
+                raise Cut(at) from None
+            raise
+        except JSONDecodeError as error:
+            if stretch.cut(error):
+                raise Cut(at) from None
+            raise stretch.placed(error) from None
+        if stretch.short(end):
+            raise Cut(at)
+        element = stretch.byte(at)
+        if len(self.starts) == self.most.most:
+            raise self.most.refused(self.raw, element, **self.params)
+        self.starts.append(element)
+        self.done = end
+        return None, end
 
 
 def ignore(pairs: list) -> None:
