@@ -17,7 +17,6 @@ from sqlalchemy import delete, select
 from companion import rules
 from companion.db import db
 from companion.models import Play, Round, RowChoice
-from companion.play.blueprint import bp
 from companion.play.correction_diff import Changes, describe, record
 from companion.play.entry import Rejected, race_message, translate
 from companion.state import MatchState, PlayedGame, current_state, stored_rounds
@@ -64,7 +63,6 @@ def values_of(state: MatchState, game: PlayedGame, number: int) -> dict[str, str
     return values
 
 
-@bp.get("/matches/<id:match_id>/games/<id:game>/rounds/<id:number>/correct")
 def correct_form(match_id: int, game: int, number: int):
     """The round's cards and row choices as a form, filled in (player link only)."""
     state = current_state(match_id)
@@ -93,7 +91,6 @@ def show_form(state: MatchState, game: int, number: int, form, errors, status: i
     return page, status
 
 
-@bp.post("/matches/<id:match_id>/games/<id:game>/rounds/<id:number>/correct")
 def correct(match_id: int, game: int, number: int):
     """Check a correction; show what it changes, or store it once confirmed."""
     form = request.form

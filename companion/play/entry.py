@@ -15,7 +15,6 @@ from sqlalchemy import select
 from companion import rules
 from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
-from companion.play.blueprint import bp
 from companion.play.board import match_view
 from companion.play.correction_diff import unneeded_after
 from companion.state import MatchState, PlayedGame, current_state
@@ -43,25 +42,21 @@ def translate(error: rules.RuleError) -> str:
     return error.message(gettext)
 
 
-@bp.post("/matches/<id:match_id>/games")
 def start_game(match_id: int):
     """Start a game card by card: the four face-up starting cards, one per row."""
     return write(match_id, add_cards_game)
 
 
-@bp.post("/matches/<id:match_id>/scores")
 def score_game(match_id: int):
     """Record a whole game as each player's bulls, typed or counted from their pile."""
     return write(match_id, add_score_game)
 
 
-@bp.post("/matches/<id:match_id>/rounds")
 def enter_round(match_id: int):
     """Store the cards everyone revealed this round; the engine places them."""
     return write(match_id, add_round)
 
 
-@bp.post("/matches/<id:match_id>/choice")
 def choose_row(match_id: int):
     """Store the row a too-low card's player takes."""
     return write(match_id, add_choice)

@@ -10,7 +10,6 @@ from sqlalchemy import select
 from companion.db import db
 from companion.household.history import Entry, entries
 from companion.models import Match
-from companion.play.blueprint import bp
 from companion.state import current_state
 from companion.web.access import access
 from companion.web.htmx import render
@@ -24,7 +23,6 @@ class Playing(NamedTuple):
     round: int  # the round to enter next in it; 0 before its starting cards
 
 
-@bp.get("/")
 def home():
     """Say what the companion is, the matches being played and the finished ones."""
     items = entries(recent_matches())

@@ -21,7 +21,6 @@ from sqlalchemy import update
 
 from companion.db import db
 from companion.models import MAX_ID, Match, new_token
-from companion.play.blueprint import bp
 from companion.rules import whole_number
 from companion.state import MatchState
 from companion.store import Change, write_match
@@ -41,7 +40,6 @@ from companion.web.network import configured_base, loopback_only, print_qr
 from companion.web.tls import scheme
 
 
-@bp.get("/matches/<id:match_id>/join/<token>")
 @no_store
 def join(match_id: int, token: str):
     """Open a player or watch link: this phone remembers it and shows the match."""
@@ -52,7 +50,6 @@ def join(match_id: int, token: str):
     return redirect(url_for("play.show", match_id=match.id), 303)
 
 
-@bp.get("/matches/<id:match_id>/invite")
 @no_store
 def invite(match_id: int):
     """QR codes and short links for other phones: the player link only for players."""
@@ -71,7 +68,6 @@ def invite(match_id: int):
     )
 
 
-@bp.post("/matches/<id:match_id>/invite/renew")
 def renew(match_id: int):
     """Give the match new links; phones that joined with the old ones are locked out."""
     tokens = new_token(), new_token()
@@ -87,7 +83,6 @@ def renew(match_id: int):
     return redirect(url_for("play.invite", match_id=match_id), 303)
 
 
-@bp.post("/matches/<id:match_id>/me")
 def choose_me(match_id: int):
     """Remember which player this phone belongs to ("I am Anna"), or forget it.
 

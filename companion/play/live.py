@@ -24,7 +24,6 @@ from flask_babel import get_locale
 from flask_wtf.csrf import generate_csrf
 
 from companion.memo import Memo
-from companion.play.blueprint import bp
 from companion.play.board import (
     entry_view,
     match_view,
@@ -61,7 +60,6 @@ class EnteredLine(NamedTuple):
     table_key: str
 
 
-@bp.get("/matches/<id:match_id>/live")
 def poll(match_id: int):
     """What changed since version ``since``: 204 when nothing did, else the live regions.
 
@@ -141,7 +139,6 @@ def view_named(name: str | None) -> str:
     return "table" if name == "table" else "match"
 
 
-@bp.get("/matches/<id:match_id>/table")
 def table_view(match_id: int):
     """The big-screen view for a tablet or TV: rows, last steps and score, updating live."""
     return render(

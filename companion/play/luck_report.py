@@ -14,7 +14,6 @@ from flask import abort, jsonify
 
 from companion import rules
 from companion.derived import play_luck
-from companion.play.blueprint import bp
 from companion.state import MatchState, PlayedGame, current_state, played_game
 
 
@@ -42,7 +41,6 @@ class LuckView(NamedTuple):
         return next((line for line in self.lines if line.player_id == player_id), None)
 
 
-@bp.get("/matches/<id:match_id>/games/<id:game>/luck.json")
 def luck_json(match_id: int, game: int):
     """A game's placed rounds: each play's chance of taking a row, expected and taken
     bulls; each player's expected bulls, bulls and luck (``rules.luck``)."""

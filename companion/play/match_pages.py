@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from companion.derived.timing import match_times
-from companion.play.blueprint import bp
 from companion.play.board import match_view, totals_chart
 from companion.play.undo import typed_back
 from companion.state import current_state
 from companion.web.htmx import render
 
 
-@bp.get("/matches/<id:match_id>")
 def show(match_id: int):
     """The match at the table: the rows, the next thing to enter, the score."""
     state = current_state(match_id)
@@ -18,7 +16,6 @@ def show(match_id: int):
     return render("matches/show.html", "match", **match_view(state), form=form, errors={})
 
 
-@bp.get("/matches/<id:match_id>/grid")
 def grid(match_id: int):
     """The card grid's buttons, cards seen in the open game disabled (loaded by htmx)."""
     state = current_state(match_id)
@@ -26,7 +23,6 @@ def grid(match_id: int):
     return render("matches/grid.html", deck=state.deck, seen=seen)
 
 
-@bp.get("/matches/<id:match_id>/scoreboard")
 def scoreboard(match_id: int):
     """Totals, every game's bulls, the leader, the distance to the limit and a chart."""
     state = current_state(match_id)

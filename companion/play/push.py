@@ -21,7 +21,6 @@ from typing import NamedTuple
 from flask import Flask, Response, abort, current_app, request
 
 from companion.models import MAX_ID
-from companion.play.blueprint import bp
 from companion.play.live import regions, view_named
 from companion.rules import whole_number
 from companion.state import match_stamp
@@ -61,7 +60,6 @@ def shown_by(request) -> Shown:
     return Shown(args.get("since"), args.get("table"), args.get("form"))
 
 
-@bp.get("/matches/<id:match_id>/events")
 def events(match_id: int):
     """The match's changes as they happen (text/event-stream), or 204 without push."""
     if not current_app.config.get("LIVE_PUSH"):

@@ -10,7 +10,6 @@ from companion import rules
 from companion.db import db
 from companion.household.players import check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
-from companion.play.blueprint import bp
 from companion.state import current_state
 from companion.store import Full, create_match, start_rematch
 from companion.web import present
@@ -34,7 +33,6 @@ DEFAULT_RULES = {
 }
 
 
-@bp.route("/matches/new", methods=["GET", "POST"])
 def new():
     """The form that starts a match. Tapping a player's name seats them next (a POST
     here, which stores nothing: the form comes back with the seats so far)."""
@@ -72,7 +70,6 @@ def tap(seats: list[Player], tapped: str) -> tuple[list[Player], dict[str, str]]
     return [*seats, chosen], {}
 
 
-@bp.post("/matches/")
 def create():
     """Start a match: seat the players in order and fix the house rules.
 
@@ -157,7 +154,6 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     return rules.EndCondition(kind, limit), {}
 
 
-@bp.post("/matches/<id:match_id>/rematch")
 def rematch(match_id: int):
     """Start a new match with the same seats and house rules, in one tap; a match that
     has its rematch already leads to it. A player link only, as for every write (else it
@@ -181,7 +177,6 @@ def rematch(match_id: int):
     return to_the_page(url_for("play.show", match_id=new_id))
 
 
-@bp.get("/matches/<id:match_id>/rematch")
 def follow_rematch(match_id: int):
     """The match's rematch, for a phone of the table: it holds the rematch's link at the
     level it held this one's (and its "I am"), so nobody scans a code again."""

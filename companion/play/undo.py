@@ -11,7 +11,6 @@ from sqlalchemy import Row, delete, func, select
 
 from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice
-from companion.play.blueprint import bp
 from companion.play.entry import race_message, show_with_errors
 from companion.state import MatchState, PlayedGame, current_state
 from companion.store import RACED, Change, write_match
@@ -144,14 +143,12 @@ def deleting(model, row_id: int) -> Change:
     return Change(deletes=[delete(model).where(model.id == row_id)], results=True)
 
 
-@bp.get("/matches/<id:match_id>/undo")
 def confirm_undo(match_id: int):
     """Ask before undoing the last thing entered (works without JavaScript)."""
     state = current_state(match_id)
     return render("matches/undo.html", "undo", state=state, last=last_input(state))
 
 
-@bp.post("/matches/<id:match_id>/undo")
 def undo(match_id: int):
     """Undo the last thing entered, if it is still the one the player confirmed."""
 
@@ -233,7 +230,6 @@ def entries_after(state: MatchState, game_number: int, number: int) -> Later:
     return Later(count, Change(deletes=deletes, results=True))
 
 
-@bp.get("/matches/<id:match_id>/games/<id:game>/rounds/<id:number>/undo")
 def confirm_undo_to(match_id: int, game: int, number: int):
     """Ask before taking the game back to just after a round, saying how many entries go."""
     state = current_state(match_id)
@@ -254,7 +250,6 @@ def render_undo_to(state: MatchState, game: int, number: int, count: int, stale=
     )
 
 
-@bp.post("/matches/<id:match_id>/games/<id:game>/rounds/<id:number>/undo")
 def undo_to(match_id: int, game: int, number: int):
     """Take the game back to just after the round, if the match is as confirmed."""
 
