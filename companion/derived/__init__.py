@@ -66,7 +66,7 @@ def stored_rows(
     """The derived rows as stored, as sets of value tuples (all matches, or some)."""
     found = {}
     for name in tables:
-        model, row = TABLES[name]
+        model, row = STATISTICS[name]
         query = select(*(getattr(model, column) for column in row._fields))
         if match_ids is not None:
             query = query.where(model.match_id.in_(match_ids))
@@ -317,11 +317,13 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
         if wanted_rows != stored_rows_:
             differing_matches += 1
             differing.append(match.id)
-            names = ", ".join(name for name in TABLES if wanted_rows[name] != stored_rows_[name])
+            names = ", ".join(
+                name for name in STATISTICS if wanted_rows[name] != stored_rows_[name]
+            )
             echo(f"match {match.id}: derived statistics differ ({names})")
             if not check:
                 delete_rows(match.id)
-                write_rows(*(sorted(wanted_rows[name]) for name in TABLES))
+                write_rows(*(sorted(wanted_rows[name]) for name in STATISTICS))
     moved = check_ratings(check, echo)
     differing += moved
     distinct = tuple(dict.fromkeys(differing))
@@ -339,7 +341,7 @@ def check_ratings(check: bool, echo) -> list[int]:
     return moved
 
 
-TABLES = {
+STATISTICS = {  # the derived statistics tables by name: their model and their row
     "games": (PlayerGameStat, GameRow),
     "rivals": (NemesisCount, NemesisRow),
     "takes": (CardTake, TakeRow),
