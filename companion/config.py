@@ -34,57 +34,11 @@ ENV_ALIASES = {
 
 def configure(app: Flask, test_config: dict | None) -> None:
     """Load defaults, then COMPANION_* env vars, then the test config; ensure a secret key."""
+    instance = Path(app.instance_path)
     app.config.from_mapping(
-        SQLALCHEMY_DATABASE_URI=f"sqlite:///{Path(app.instance_path) / 'companion.sqlite'}",
-        SECRET_KEY_FILE=str(Path(app.instance_path) / "secret_key"),
-        SESSION_COOKIE_HTTPONLY=True,
-        SESSION_COOKIE_SAMESITE="Lax",
-        # The cookie is written only when the session changes (a link granted, "I am"),
-        # never again by every answer: a phone's requests cross (a live update's fetch
-        # while "I am" is tapped), and an answer that set the cookie it was sent with
-        # would take back what the other one just stored. So a seat lasts
-        # PERMANENT_SESSION_LIFETIME (31 days) from the phone's last link or "I am".
-        SESSION_REFRESH_EACH_REQUEST=False,
-        MAX_CONTENT_LENGTH=64 * 1024,
-        # A CSRF token lives as long as the session it is bound to (the HttpOnly, SameSite
-        # cookie): a form left open through a game night still goes through. Flask-WTF's
-        # default hour adds nothing against another site, which never sees the token.
-        WTF_CSRF_TIME_LIMIT=None,
-        HTMX_VERSION=HTMX_VERSION,
-        HTMX_URL=HTMX_URL,
-        HTMX_INTEGRITY=HTMX_INTEGRITY,
-        SSE_VERSION=SSE_VERSION,
-        SSE_URL=SSE_URL,
-        SSE_INTEGRITY=SSE_INTEGRITY,
-        # Match pages open an event stream (companion.play.push): only a server whose
-        # open streams cost no thread turns it on (gunicorn's gevent worker, serve.py).
-        LIVE_PUSH=False,
-        # Open streams of one match a server process holds from one client address, and
-        # in all (COMPANION_STREAMS_PER_CLIENT, ..._PER_MATCH): past them the oldest
-        # closes and its page reconnects (companion.storage.feed).
-        STREAMS_PER_CLIENT=PER_CLIENT,
-        STREAMS_PER_MATCH=PER_MATCH,
-        # What a household holds at most (companion.models; COMPANION_PLAYERS_HELD, ...).
-        PLAYERS_HELD=MAX_PLAYERS_HELD,
-        MATCHES_HELD=MAX_MATCHES_HELD,
-        # How often a match page polls while it has no stream (None: never, for tests).
-        LIVE_POLL="2s",
-        # Where the household plays, as a finished match's BG Stats play names it
-        # (COMPANION_LOCATION; companion.play.bgstats).
-        LOCATION="Home",
-        # The household's timezone, for every time a page, a CSV or a BG Stats play shows
-        # (COMPANION_TIMEZONE, e.g. Europe/Berlin); unset: the machine's own
-        # (companion.web.i18n.household_timezone). Times are stored in UTC.
-        TIMEZONE=None,
-        # The address the server listens on (COMPANION_HOST, or serve's --host). On
-        # loopback alone the links stay on loopback, and the invite says that other phones
-        # cannot reach it (companion.web.network.loopback_only).
-        HOST=None,
-        # HTTPS: the certificate and its key (COMPANION_CERT, COMPANION_KEY; PEM files), which
-        # serve.py hands to gunicorn; links printed outside a request then say https://
-        # (companion.web.tls). Unset: plain HTTP.
-        CERT=None,
-        KEY=None,
+        DEFAULTS,
+        SQLALCHEMY_DATABASE_URI=f"sqlite:///{instance / 'companion.sqlite'}",
+        SECRET_KEY_FILE=str(instance / "secret_key"),
     )
     app.config.from_prefixed_env("COMPANION")
     app.config.pop("DATABASE_URL", None)
@@ -101,6 +55,60 @@ def configure(app: Flask, test_config: dict | None) -> None:
     tighten(app.instance_path, FOLDER_MODE)  # made by an older version, or by hand
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = load_or_create_secret_key(Path(app.config["SECRET_KEY_FILE"]))
+
+
+# Every setting's default but the two in the instance folder (the database, the secret
+# key file), which ``configure`` adds.
+DEFAULTS = {
+    "SESSION_COOKIE_HTTPONLY": True,
+    "SESSION_COOKIE_SAMESITE": "Lax",
+    # The cookie is written only when the session changes (a link granted, "I am"),
+    # never again by every answer: a phone's requests cross (a live update's fetch
+    # while "I am" is tapped), and an answer that set the cookie it was sent with
+    # would take back what the other one just stored. So a seat lasts
+    # PERMANENT_SESSION_LIFETIME (31 days) from the phone's last link or "I am".
+    "SESSION_REFRESH_EACH_REQUEST": False,
+    "MAX_CONTENT_LENGTH": 64 * 1024,
+    # A CSRF token lives as long as the session it is bound to (the HttpOnly, SameSite
+    # cookie): a form left open through a game night still goes through. Flask-WTF's
+    # default hour adds nothing against another site, which never sees the token.
+    "WTF_CSRF_TIME_LIMIT": None,
+    "HTMX_VERSION": HTMX_VERSION,
+    "HTMX_URL": HTMX_URL,
+    "HTMX_INTEGRITY": HTMX_INTEGRITY,
+    "SSE_VERSION": SSE_VERSION,
+    "SSE_URL": SSE_URL,
+    "SSE_INTEGRITY": SSE_INTEGRITY,
+    # Match pages open an event stream (companion.play.push): only a server whose
+    # open streams cost no thread turns it on (gunicorn's gevent worker, serve.py).
+    "LIVE_PUSH": False,
+    # Open streams of one match a server process holds from one client address, and
+    # in all (COMPANION_STREAMS_PER_CLIENT, ..._PER_MATCH): past them the oldest
+    # closes and its page reconnects (companion.storage.feed).
+    "STREAMS_PER_CLIENT": PER_CLIENT,
+    "STREAMS_PER_MATCH": PER_MATCH,
+    # What a household holds at most (companion.models; COMPANION_PLAYERS_HELD, ...).
+    "PLAYERS_HELD": MAX_PLAYERS_HELD,
+    "MATCHES_HELD": MAX_MATCHES_HELD,
+    # How often a match page polls while it has no stream (None: never, for tests).
+    "LIVE_POLL": "2s",
+    # Where the household plays, as a finished match's BG Stats play names it
+    # (COMPANION_LOCATION; companion.play.bgstats).
+    "LOCATION": "Home",
+    # The household's timezone, for every time a page, a CSV or a BG Stats play shows
+    # (COMPANION_TIMEZONE, e.g. Europe/Berlin); unset: the machine's own
+    # (companion.web.i18n.household_timezone). Times are stored in UTC.
+    "TIMEZONE": None,
+    # The address the server listens on (COMPANION_HOST, or serve's --host). On
+    # loopback alone the links stay on loopback, and the invite says that other phones
+    # cannot reach it (companion.web.network.loopback_only).
+    "HOST": None,
+    # HTTPS: the certificate and its key (COMPANION_CERT, COMPANION_KEY; PEM files), which
+    # serve.py hands to gunicorn; links printed outside a request then say https://
+    # (companion.web.tls). Unset: plain HTTP.
+    "CERT": None,
+    "KEY": None,
+}
 
 
 def load_or_create_secret_key(path: Path) -> str:

@@ -42,7 +42,7 @@ from companion.derived.tables import (
 )
 from companion.derived.timing import match_times
 from companion.models import Game, Match
-from companion.state import PlayedGame, match_state, played_game, stored_results
+from companion.state import MatchState, PlayedGame, match_state, played_game, stored_results
 
 __all__ = [
     "CardTake",
@@ -303,33 +303,49 @@ def rebuild(check: bool, echo=print) -> Rebuilt:
             broken.append(problem)
             continue
         state = match_state(match, replay_all=True)
-        for game in state.games:
-            games += 1
-            stored, wanted = compared(game)
-            if stored != wanted:
-                differing_games += 1
-                differing.append(match.id)
-                echo(f"match {match.id} game {game.number}: stored {stored}, replayed {wanted}")
-                if not check:
-                    put_results(game, wanted)
+        games += len(state.games)
         matches += 1
-        wanted_rows, stored_rows_ = rows_of(state), stored_rows([match.id])
-        if wanted_rows != stored_rows_:
-            differing_matches += 1
+        moved_games = rebuild_results(state, check, echo)
+        moved_statistics = rebuild_statistics(state, check, echo)
+        differing_games += moved_games
+        differing_matches += moved_statistics
+        if moved_games or moved_statistics:
             differing.append(match.id)
-            names = ", ".join(
-                name for name in STATISTICS if wanted_rows[name] != stored_rows_[name]
-            )
-            echo(f"match {match.id}: derived statistics differ ({names})")
-            if not check:
-                delete_rows(match.id)
-                write_rows(*(sorted(wanted_rows[name]) for name in STATISTICS))
     moved = check_ratings(check, echo)
     differing += moved
     distinct = tuple(dict.fromkeys(differing))
     return Rebuilt(
         games, differing_games, matches, differing_matches, distinct, tuple(broken), len(moved)
     )
+
+
+def rebuild_results(state: MatchState, check: bool, echo) -> int:
+    """How many of a replayed match's games have stored results other than the replay's
+    (each echoed, and unless ``check`` put right)."""
+    differing = 0
+    for game in state.games:
+        stored, wanted = compared(game)
+        if stored != wanted:
+            differing += 1
+            echo(f"match {state.match.id} game {game.number}: stored {stored}, replayed {wanted}")
+            if not check:
+                put_results(game, wanted)
+    return differing
+
+
+def rebuild_statistics(state: MatchState, check: bool, echo) -> bool:
+    """Whether a replayed match's stored statistics differ from the replay's (echoed with
+    the tables that differ, and unless ``check`` written anew)."""
+    match_id = state.match.id
+    wanted, stored = rows_of(state), stored_rows([match_id])
+    if wanted == stored:
+        return False
+    names = ", ".join(name for name in STATISTICS if wanted[name] != stored[name])
+    echo(f"match {match_id}: derived statistics differ ({names})")
+    if not check:
+        delete_rows(match_id)
+        write_rows(*(sorted(wanted[name]) for name in STATISTICS))
+    return True
 
 
 def check_ratings(check: bool, echo) -> list[int]:
