@@ -17,12 +17,11 @@ stored inputs.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from flask import abort
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, column, select, table
 
 from companion import rules
 from companion.db import db
@@ -266,23 +265,9 @@ def stored_results(match_id: int) -> dict[int, dict[int, int]]:
     """The results of a match's finished games as stored: bulls by player, by game id
     (a replay reads them; so do ``companion.derived``'s refresh and rebuild)."""
     results: dict[int, dict[int, int]] = {}
-    for game_id, player_id, bulls in read(results_statement(), match_id=match_id):
+    for game_id, player_id, bulls in read(STORED_RESULTS, match_id=match_id):
         results.setdefault(game_id, {})[player_id] = bulls
     return results
-
-
-@functools.cache
-def results_statement():
-    """The stored results of a match's games, read as plain rows (no ORM objects: a
-    replay for every new table version reads them). The table is found through
-    ``Game.results``: it is ``companion.derived``'s, which reads this module, not the
-    other way round; the relationship names it only once the mappers are configured."""
-    result = Game.results.property.mapper.class_
-    return (
-        select(result.game_id, result.player_id, result.bulls)
-        .join(Game)
-        .where(Game.match_id == bindparam("match_id"))
-    )
 
 
 def played_game(game: Game, player_ids: Sequence[int]) -> PlayedGame:
@@ -327,6 +312,15 @@ LATEST_CORRECTION = (
     .where(Correction.table_version == bindparam("table_version"))
     .order_by(Correction.id.desc())
     .limit(1)
+)
+# Finished games' results as stored: derived's table (``companion.derived.tables``'s
+# GameResult), whose refresh reads this module, so the table and the three columns read
+# here are named, not imported (tests/derived/test_derived_names.py holds them to the model).
+GAME_RESULTS = table("game_result", column("game_id"), column("player_id"), column("bulls"))
+STORED_RESULTS = (
+    select(GAME_RESULTS.c.game_id, GAME_RESULTS.c.player_id, GAME_RESULTS.c.bulls)
+    .join(Game, Game.id == GAME_RESULTS.c.game_id)
+    .where(Game.match_id == bindparam("match_id"))
 )
 HIDDEN = select(PendingCard.player_id, PendingCard.card).where(
     PendingCard.game_id == bindparam("game_id")
