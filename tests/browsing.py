@@ -13,6 +13,21 @@ from companion import rules
 serials = itertools.count(1)
 
 
+# Resolves once htmx runs on the page (from its CDN or the companion's copy): at once if
+# it does, else at its first htmx:load; refused after 10 s.
+HTMX_STARTED = """() => window.htmx !== undefined || new Promise((resolve, reject) => {
+  document.addEventListener("htmx:load", () => resolve(true), { once: true });
+  setTimeout(() => reject(new Error("htmx did not start within 10 s")), 10000);
+})"""
+
+
+def htmx_started(page) -> None:
+    """Wait until htmx runs on the page. Not wait_for_function: when its first look
+    finds no htmx, it polls by evaluating a string in the page, which the CSP refuses
+    (an EvalError that fails the test only when htmx comes late)."""
+    assert page.evaluate(HTMX_STARTED)
+
+
 def fits_the_phone(page) -> None:
     """No sideways scrolling at 390px (the message names what sticks out)."""
     wide = page.evaluate("""() => [...document.querySelectorAll('body *')]

@@ -1,6 +1,7 @@
 """The app in a real phone-sized Chromium: htmx loads, the layout fits, CSP is quiet."""
 
 import pytest
+from browsing import htmx_started
 
 from companion.web.htmx import HTMX_VERSION
 
@@ -19,7 +20,7 @@ def test_home_on_a_phone(page, console_errors, live_server, artifacts, scheme, l
     page.context.set_extra_http_headers({"Accept-Language": lang})
     page.goto(f"{live_server}/")
     assert page.locator("html").get_attribute("lang") == lang
-    page.wait_for_function("window.htmx !== undefined")
+    htmx_started(page)
     assert page.evaluate("window.htmx.version") == HTMX_VERSION
     assert page.evaluate("htmx.config.includeIndicatorStyles") is False
     assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -3,6 +3,7 @@
 import threading
 
 import pytest
+from browsing import htmx_started
 from conftest import make_app, stop_server
 from holders import held_by_another_program
 from waitress import create_server
@@ -32,7 +33,7 @@ def players(app) -> list[str]:
 def test_a_player_added_while_the_database_is_busy_keeps_the_name(page, busy_server, artifacts):
     app, base = busy_server
     page.goto(f"{base}/players/")
-    page.wait_for_function("window.htmx !== undefined")
+    htmx_started(page)
     page.get_by_label("New player").fill("Zoe")
     with held_by_another_program(app):
         page.get_by_role("button", name="Add player").click()

@@ -4,7 +4,7 @@ import re
 
 import pytest
 from backups import backup_file
-from browsing import fits_the_phone
+from browsing import fits_the_phone, htmx_started
 
 pytestmark = pytest.mark.browser
 
@@ -36,7 +36,7 @@ def test_history_and_a_replay_round_by_round(page, console_errors, live_server, 
     page.screenshot(path=artifacts / "scoreboard-replay-links.png", full_page=True)
     page.get_by_role("link", name="Game 1", exact=True).click()
     page.get_by_role("heading", name="Round 1 of 10").wait_for()
-    page.wait_for_function("window.htmx !== undefined")
+    htmx_started(page)
     fits_the_phone(page)
     page.screenshot(path=artifacts / "replay-round-1.png", full_page=True)
 

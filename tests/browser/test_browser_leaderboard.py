@@ -5,6 +5,7 @@ import random
 import re
 
 import pytest
+from browsing import htmx_started
 
 from companion import rules
 
@@ -122,7 +123,7 @@ def test_leaderboard_and_player_page_on_a_phone(
     fits_the_phone(page)
     page.screenshot(path=artifacts / "leaderboard.png", full_page=True)
 
-    page.wait_for_function("window.htmx !== undefined")
+    htmx_started(page)
     page.get_by_label("Players at the table").select_option("2")
     page.wait_for_url(re.compile(r"players=2"))
     assert "1/1" in table.locator("tr", has=page.get_by_role("link", name=names[0])).inner_text()

@@ -8,6 +8,7 @@ from browsing import (
     enter_cards,
     explained_steps,
     fits_the_phone,
+    htmx_started,
     serials,
     start_game,
     start_match,
@@ -65,7 +66,7 @@ def play_a_game_opening(page, live_server, artifacts, tag: str) -> list[str]:
 def test_a_game_with_htmx(page, console_errors, live_server, artifacts):
     """With JavaScript: htmx swaps the match, the card grid fills the focused field."""
     names = play_a_game_opening(page, live_server, artifacts, "js")
-    page.wait_for_function("window.htmx !== undefined")
+    htmx_started(page)
     grid = page.locator("[data-card-grid]")
     assert grid.is_visible()
     # A thumb taps "Pick from all cards" at the bottom of the screen: the grid opens below.

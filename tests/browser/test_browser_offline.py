@@ -7,6 +7,7 @@ import re
 import pytest
 from browsing import (
     add_players_quickly,
+    htmx_started,
     new_names,
     started_match,
 )
@@ -52,7 +53,7 @@ def test_without_the_cdn_htmx_comes_from_the_companion(browser, live_server, art
         errors = errors_of(page)
         names = new_names(2, "Off")
         match_url = started_match(page, live_server, names)
-        page.wait_for_function("window.htmx !== undefined")
+        htmx_started(page)
         assert page.evaluate("htmx.version") == HTMX_VERSION
         sources = page.eval_on_selector_all("script[src]", "els => els.map(el => el.src)")
         assert f"{live_server}/vendor/htmx.min.js?v={HTMX_VERSION}" in sources
@@ -66,7 +67,7 @@ def test_without_the_cdn_htmx_comes_from_the_companion(browser, live_server, art
         token = re.search(r"/join/([\w-]+)", invite).group(1)
         other = guest.new_page()
         other.goto(f"{match_url}/join/{token}")
-        other.wait_for_function("window.htmx !== undefined")
+        htmx_started(other)
         page.get_by_label(names[0], exact=True).fill("41")
         page.get_by_label(names[1], exact=True).fill("42")
         page.get_by_role("button", name="Place the cards").click()
@@ -98,7 +99,7 @@ def test_a_cdn_that_never_answers_gives_way_to_the_copy(browser, page, live_serv
         phone = context.new_page()
         # Not "load": a request that never ends holds the load event (not the page).
         phone.goto(match_url, wait_until="domcontentloaded")
-        phone.wait_for_function("() => window.htmx !== undefined", timeout=10_000)
+        htmx_started(phone)
         assert phone.evaluate("window.readyBeforeHtmx") is True
         assert hanging, "the CDN was asked first"
         sources = phone.eval_on_selector_all("script[src]", "els => els.map(el => el.src)")
@@ -201,7 +202,7 @@ def test_no_page_logs_an_error(browser, live_server, javascript):
             page.goto(live_server + path)
             page.wait_for_load_state("networkidle")
             if javascript:
-                page.wait_for_function("window.htmx !== undefined")
+                htmx_started(page)
                 page.wait_for_timeout(2200)  # one poll of the live pages
             assert errors == [], path
         # The resolver with a result and a row choice (its old page logged 24 errors).

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from browsing import htmx_started
 
 from companion.resolver.resolve_page import WORKED_EXAMPLE
 
@@ -46,7 +47,7 @@ def see_cleo_take_row_1(page) -> None:
 def test_worked_example_with_htmx(page, console_errors, live_server, artifacts):
     """htmx swaps only the resolver: the page never reloads, the result shows at once."""
     fill_worked_example(page, live_server)
-    page.wait_for_function("window.htmx !== undefined")
+    htmx_started(page)
     page.evaluate("window.notReloaded = true")
     page.get_by_role("button", name="Place the cards").click()
     page.locator(".row-choice").wait_for()
