@@ -8,10 +8,9 @@ history is millions of plays.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -250,13 +249,29 @@ def dump(document: dict) -> str:
     return f'{{\n{head},\n  "players": [\n{players}\n  ],\n  "matches": [\n{matches}\n  ]\n}}\n'
 
 
-# Spreadsheets run a cell that starts with one of these as a formula (CSV injection).
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Where a spreadsheet may find a formula (CSV injection): at the start of a cell, or
+# after a separator that one splits on and we did not (German and French spreadsheets
+# split on ";", whatever the quotes), a formula's first character ("=", "+", "-", "@",
+# tab, CR) after any spaces or quotes. An apostrophe there makes it text.
+FORMULA_PART = re.compile(r"(?:^|(?<=[,;\t\r\n]))(?=[\s\"]*[=+\-@\t\r])")
+# A cell holding one of these is quoted: a separator (the comma, a spreadsheet's ";" or
+# tab), the quote itself, or a line break.
+QUOTED = re.compile(r"[,;\t\"\r\n]")
 
 
-def spreadsheet_text(value: str) -> str:
-    """A name as a cell that a spreadsheet shows as text and never runs."""
-    return "'" + value if value.startswith(FORMULA_START) else value
+def csv_cell(value: object) -> str:
+    """A cell as CSV text that a spreadsheet in any language keeps whole and never runs.
+
+    Not the csv module's writer: it quotes a cell only for the comma, and a name may
+    hold a ";" (``rules.names``).
+    """
+    text = FORMULA_PART.sub("'", value) if isinstance(value, str) else str(value)
+    return '"' + text.replace('"', '""') + '"' if QUOTED.search(text) else text
+
+
+def csv_line(values: Iterable[object]) -> str:
+    """A row of cells as one CSV line, ended as RFC 4180 says (CRLF)."""
+    return ",".join(csv_cell(value) for value in values) + "\r\n"
 
 
 def match_csv(
@@ -272,14 +287,12 @@ def match_csv(
     and its minutes, as two more columns headed ``time_labels``. Starts with a byte
     order mark, so that spreadsheet programs read the names as UTF-8.
     """
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    names = (spreadsheet_text(player.name) for player in state.players)
-    writer.writerow([game_label, *names, *time_labels])
+    names = (player.name for player in state.players)
+    lines = [csv_line([game_label, *names, *time_labels])]
     times = times or {}
     for game in state.finished_games:
         bulls = (game.bulls.get(pid, 0) for pid in state.player_ids)
-        writer.writerow([game.number, *bulls, *times.get(game.number, ())])
-    totals = state.standing.totals
-    writer.writerow([total_label, *(totals[pid] for pid in state.player_ids), *times.get(0, ())])
-    return "\ufeff" + out.getvalue()
+        lines.append(csv_line([game.number, *bulls, *times.get(game.number, ())]))
+    totals = (state.standing.totals[pid] for pid in state.player_ids)
+    lines.append(csv_line([total_label, *totals, *times.get(0, ())]))
+    return "\ufeff" + "".join(lines)

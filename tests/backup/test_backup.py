@@ -458,6 +458,36 @@ def test_csv_names_never_run_as_formulas(client):
     assert client.get("/matches/99/export.csv").status_code == 404
 
 
+# What a spreadsheet runs as a formula when a cell starts with it (after spaces, quotes).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Names a player may have that hold a spreadsheet's separator, then a formula.
+SPLIT_NAMES = ["a;=cmd|' /C calc'!A0", "Ben,-1+1", 'Cleo; "@SUM(1)"']
+
+
+def test_csv_names_never_run_as_formulas_in_a_german_or_french_spreadsheet(client):
+    """The finding: "a;=cmd|' /C calc'!A0" was written unquoted, and a spreadsheet that
+    splits on ";" (German, French) found a cell "=cmd|' /C calc'!A0" and ran it."""
+    match_id = start_match(client, add_players(client, *SPLIT_NAMES))
+    text = client.get(f"/matches/{match_id}/export.csv").data.decode().lstrip("\ufeff")
+    header = text.splitlines()[0]
+    assert "\"a;'=cmd|' /C calc'!A0\"" in header  # quoted: its ";" splits no cell
+    naive = [cell for line in text.splitlines() for cell in line.split(";")]
+    parsed = [
+        cell
+        for delimiter in (";", ",")
+        for row in csv.reader(io.StringIO(text), delimiter=delimiter)
+        for cell in row
+    ]
+    for cell in naive + parsed:
+        assert not cell.lstrip(' "').startswith(FORMULA_START), cell
+    # Read as it was written, each name is one cell, the apostrophe before each formula.
+    assert next(csv.reader(io.StringIO(text)))[1:4] == [
+        "a;'=cmd|' /C calc'!A0",
+        "Ben,'-1+1",
+        'Cleo;\' "@SUM(1)"',
+    ]
+
+
 # --- the command line ------------------------------------------------------------------
 
 
