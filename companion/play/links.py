@@ -106,7 +106,8 @@ def choose_me(match_id: int):
 @with_appcontext
 def invite_command(match_id: int) -> None:
     """Print a match's player link and its QR code, for when every phone lost it."""
-    match = db.session.get(Match, match_id)
+    # An id past the database's integer is no match's, not an error of the database.
+    match = db.session.get(Match, match_id) if 0 < match_id <= MAX_ID else None
     if match is None:
         raise click.ClickException(f"There is no match {match_id}.")
     port = os.environ.get("COMPANION_PORT", "8000")

@@ -19,7 +19,7 @@ from driver import (
 )
 
 from companion.db import db
-from companion.models import PendingCard, Round
+from companion.models import MAX_ID, PendingCard, Round
 
 # --- links ----------------------------------------------------------------------------
 
@@ -176,6 +176,18 @@ def test_flask_invite_prints_the_player_link_for_a_match_whose_phones_lost_it(ap
     assert rescued.get(f"/matches/{match_id}/invite").status_code == 200  # a player again
     missing = app.test_cli_runner().invoke(args=["invite", "999"])
     assert missing.exit_code == 1 and "There is no match 999." in missing.output
+
+
+@pytest.mark.parametrize(
+    "match_id", ["99999999999999999999", str(2**63), str(MAX_ID + 1), "0", "-5"]
+)
+def test_flask_invite_of_an_id_no_match_can_have_says_there_is_none(runner, match_id):
+    """The finding: an id past SQLite's integer ended in OverflowError's traceback (and
+    one past PostgreSQL's integer in its DataError's)."""
+    result = runner.invoke(args=["invite", "--", match_id])
+    assert result.exit_code == 1, result.output
+    assert f"There is no match {match_id}." in result.output
+    assert "Traceback" not in result.output
 
 
 def test_a_phone_that_started_200_matches_still_plays_the_last(client, app):
