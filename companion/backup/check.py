@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from companion import rules
 from companion.backup.columns import FIELDS
@@ -122,13 +122,14 @@ def read_matches(entries: Iterable, names: set[str], version: int = VERSION) -> 
     """The matches, each checked as it is read; the same match twice is refused, and
     so is a rematch that is no later match of the file, or the rematch of two."""
     first: dict[bytes, int] = {}
-    rematches: dict[int, int] = {}  # a rematch's number: the match it is the rematch of
+    rematches: dict[int, Origin] = {}  # a rematch's number: the match it is the rematch of
     number = 0
     for number, entry in enumerate(entries, 1):
         try:
             match = read_match(entry, names, version)
             match.number = number
             check_rematch(match, rematches)
+            check_started_after(match, rematches.get(number))
         except BackupError as error:
             started = entry.get("created_at") if isinstance(entry, dict) else None
             if isinstance(started, str) and started[:10]:
@@ -148,13 +149,21 @@ def read_matches(entries: Iterable, names: set[str], version: int = VERSION) -> 
     if rematches and (beyond := max(rematches)) > number:
         raise BackupError(
             N_("Match %(number)d's rematch is match %(rematch)d, but the file has %(count)d."),
-            number=rematches[beyond],
+            number=rematches[beyond].number,
             rematch=beyond,
             count=number,
         )
 
 
-def check_rematch(match: MatchIn, rematches: dict[int, int]) -> None:
+class Origin(NamedTuple):
+    """The match a rematch of the file was started from: its number and start (a match's
+    games stay out of it, so a file of many rematches is read in little memory)."""
+
+    number: int
+    created_at: datetime
+
+
+def check_rematch(match: MatchIn, rematches: dict[int, Origin]) -> None:
     """A match's rematch is a later match of the file, the rematch of no other."""
     if match.rematch is None:
         return
@@ -163,11 +172,21 @@ def check_rematch(match: MatchIn, rematches: dict[int, int]) -> None:
             N_("Its rematch must be a later match of the file, not match %(rematch)d."),
             rematch=match.rematch,
         )
-    if (other := rematches.setdefault(match.rematch, match.number)) != match.number:
+    origin = Origin(match.number, match.created_at)
+    if (other := rematches.setdefault(match.rematch, origin)) != origin:
         raise BackupError(
             N_("Match %(rematch)d is already the rematch of match %(other)d."),
             rematch=match.rematch,
-            other=other,
+            other=other.number,
+        )
+
+
+def check_started_after(rematch: MatchIn, match: Origin | None) -> None:
+    """A rematch starts once its match is over: never before that match started."""
+    if match is not None and rematch.created_at < match.created_at:
+        raise BackupError(
+            N_("It started before the match it is the rematch of (match %(number)d)."),
+            number=match.number,
         )
 
 
@@ -280,6 +299,9 @@ def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
     match = MatchIn(created_at, end, pro, seats, games)
     if "rematch" in data:
         match.rematch = value_of(data, "rematch", int)
+        finished = games and games[-1].results is not None
+        if not (finished and end.is_met(totals, len(games))):
+            raise BackupError(N_("Only a finished match has a rematch: this one is not over."))
     return match
 
 

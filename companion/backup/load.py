@@ -181,7 +181,6 @@ class Import:
             for match in self.backup.matches:  # each checked as it comes (BackupError)
                 if match.identity in known:
                     report.matches_kept += 1
-                    rows.number(match, None, known[match.identity])
                     continue
                 rows.add_match(match)
                 report.matches_added += 1
@@ -285,8 +284,8 @@ def staging_tables(connection: Connection) -> dict:
     }
     tables[Player] = temporary("player", [Column("number", Integer), *like(Player, PLAYER_COLUMNS)])
     tables["ids"] = numbered("player_id", "id")
-    # Every match of the file by its number there: its staged id, or its id here if kept.
-    tables["numbers"] = numbered("match_number", "staged", "kept")
+    # Every match the file adds, by its number there: its staged id.
+    tables["numbers"] = numbered("match_number", "staged")
     return tables
 
 
@@ -332,15 +331,11 @@ def merge_statement(model, tables: dict, offsets: dict[str, int]):
 
 
 def rematch_id(numbers: Table, number: Column, offset: int):
-    """The id of the match that the file's match ``number`` is: staged (moved past the
-    largest id here) or kept. None for none, and for a kept match that is the rematch of
-    another match here already (a match is the rematch of one match at most)."""
-    linked = select(Match.id).where(Match.rematch_id == numbers.c.kept)
-    return (
-        select(func.coalesce(numbers.c.staged + offset, numbers.c.kept))
-        .where(numbers.c.number == number, ~linked.exists())
-        .scalar_subquery()
-    )
+    """The id of the match that the file's match ``number`` is, when the import adds it
+    (staged, moved past the largest id here); None for none, and for a match already here.
+    An import links matches only among those it adds: a link to a match here would hand
+    whoever holds the new match's link (the importer) the link of one they never held."""
+    return select(numbers.c.staged + offset).where(numbers.c.number == number).scalar_subquery()
 
 
 def wait_for_quiet(connection: Connection, seconds: float, waiting: Waiting | None) -> None:

@@ -85,10 +85,9 @@ class Rows:
         self.last = dict.fromkeys(OWN_IDS.values(), 0)
         self.in_progress: list[int] = []  # staged ids of matches still being played
 
-    def number(self, match: MatchIn, staged: int | None, kept: int | None) -> None:
-        """A match of the file by its number there: staged (new) or kept (its id here),
-        for the rematch links that name it."""
-        self.rows["numbers"].append((match.number, staged, kept))
+    def number(self, match: MatchIn, staged: int) -> None:
+        """A match the file adds, by its number there, for the rematch links that name it."""
+        self.rows["numbers"].append((match.number, staged))
 
     def take(self) -> Iterator[tuple[type | str, list[tuple]]]:
         """The rows collected so far, table by table, parents first; then none."""
@@ -102,7 +101,7 @@ class Rows:
         tokens = (new_token(), new_token())
         row = (match_id, started, end.kind, end.value, match.pro, 0, 0, *tokens, match.rematch)
         self.rows[Match].append(row)
-        self.number(match, match_id, None)
+        self.number(match, match_id)
         seats = [self.numbers[name] for name in match.seats]
         self.rows[Seat].extend(zip(repeat(match_id), seats, range(1, len(seats) + 1)))
         finished = []

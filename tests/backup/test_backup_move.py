@@ -200,9 +200,10 @@ def test_two_matches_with_one_rematch_are_refused(client, household, tmp_path):
     assert "Match 3 is already the rematch of match 1." in html.unescape(response.text)
 
 
-def test_a_rematch_already_here_is_linked_to_the_match_it_came_from(client, household, tmp_path):
+def test_a_rematch_already_here_is_not_linked_to_the_match_it_came_from(client, household, tmp_path):
     """The rematch was imported before, without the match it came from: importing that
-    match now links it to the rematch here."""
+    match now leaves the two apart. An import links only the matches it adds (issue 41: a
+    link to a match here handed its link to whoever imported the match before it)."""
     document = export(client)
     _, rematch, _ = document["matches"]
     target = make_app(tmp_path / "new-machine.sqlite")
@@ -210,12 +211,12 @@ def test_a_rematch_already_here_is_linked_to_the_match_it_came_from(client, hous
     moved_file(target, document)
     with target.app_context():
         links = dict(db.session.execute(select(Match.id, Match.rematch_id)).all())
-    assert links == {1: None, 2: 1, 3: None}  # match 1 here is the rematch, imported first
+    assert links == {1: None, 2: None, 3: None}  # match 1 here is the rematch, imported first
 
 
-def test_a_rematch_that_has_its_match_here_keeps_it(client, household):
-    """A new match of the file names as its rematch a match here that is already the
-    rematch of another: it stays that one's (a match is the rematch of one at most)."""
+def test_a_rematch_named_by_a_new_match_and_already_here_stays_apart(client, household):
+    """A new match of the file names as its rematch a match here (the rematch of another
+    already): the new match gets no link, and the match here keeps its own."""
     document = export(client)
     stranger = {**document["matches"][0], "created_at": "2025-11-27T19:30:00.000000Z"}
     stranger["rematch"] = 3  # the file's match 3 is the rematch here (id 2)
