@@ -71,6 +71,9 @@ class Match(db.Model):
     # The secrets of the player link (enter cards and choices) and the watch link.
     player_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
     watch_token: Mapped[str] = mapped_column(String(64), default=new_token, unique=True)
+    # When "Make new links" last replaced them: a rematch's links are handed to the phones
+    # of the match before only while they are the ones it was started with.
+    links_renewed_at: Mapped[datetime | None] = mapped_column(default=None)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match",

@@ -74,6 +74,7 @@ BACKED_UP: dict[type, dict[str, How]] = {
         "table_version": COUNTER,
         "player_token": NEW_TOKEN,
         "watch_token": NEW_TOKEN,
+        "links_renewed_at": left("an imported match's links are new, made on import"),
         "rematch_id": file("matches[].rematch: the match's number in the file"),
     },
     Seat: {

@@ -20,7 +20,7 @@ from markupsafe import Markup
 from sqlalchemy import update
 
 from companion.db import db
-from companion.models import MAX_ID, Match, new_token
+from companion.models import MAX_ID, Match, new_token, utcnow
 from companion.rules import whole_number
 from companion.state import MatchState
 from companion.store import Change, write_match
@@ -76,7 +76,8 @@ def renew(match_id: int):
         require_player(state.match)  # checked again if another phone renewed meanwhile
         player, watch = tokens
         new_links = update(Match).where(Match.id == match_id)
-        return Change(statements=[new_links.values(player_token=player, watch_token=watch)])
+        new_links = new_links.values(player_token=player, watch_token=watch)
+        return Change(statements=[new_links.values(links_renewed_at=utcnow())])
 
     write_match(match_id, check)  # raises the version: the shared replays hold the tokens
     grant(match_id, tokens[0])

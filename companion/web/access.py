@@ -90,9 +90,11 @@ def me(match_id: int) -> int | None:
 def follow(old: Match, new: Match) -> None:
     """Give this phone the link of ``new`` (a rematch of ``old``) at the level it holds on
     ``old``, and its "I am" when that player sits in ``new`` too: every phone of the
-    table follows the rematch with one tap, and the TV by itself."""
+    table follows the rematch with one tap, and the TV by itself. Once ``new`` has links
+    made new, they come from its own invite only: new links lock out the phones that
+    followed, and following again must not hand them back."""
     level, held = access(old), access(new)
-    if level is None:
+    if level is None or new.links_renewed_at is not None:
         return
     if held is None or (level == PLAYER and held != PLAYER):
         grant(new.id, new.player_token if level == PLAYER else new.watch_token)
