@@ -1,16 +1,21 @@
-"""Error pages: 403, 404 and 500 as pages of the app, and JSON for the API."""
+"""Error pages: 403, 404 and 500 as pages of the app, and JSON for the API and ``.json``."""
 
 from flask import Flask, render_template, request
 from werkzeug.exceptions import HTTPException
 
 
 def wants_json() -> bool:
-    """True for JSON API paths, which answer errors in JSON."""
-    return request.path == "/api" or request.path.startswith("/api/")
+    """True for the JSON API's paths and every ``.json`` one (a game's ``luck.json``, the
+    backup), which answer errors in JSON: what reads them parses JSON, not a page.
+
+    By the path, not the route: an id no row can have matches no route at all.
+    """
+    path = request.path
+    return path == "/api" or path.startswith("/api/") or path.endswith(".json")
 
 
 def register_error_handlers(app: Flask) -> None:
-    """Render 404 and 500 as pages of the app, and every API error as JSON."""
+    """Render 404 and 500 as pages of the app, and every error of a JSON route as JSON."""
 
     @app.errorhandler(403)
     def forbidden(error: HTTPException):
@@ -35,7 +40,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def other_http_error(error: HTTPException):
-        """Any other HTTP error: JSON for the API, Werkzeug's plain page elsewhere."""
+        """Any other HTTP error: JSON for a JSON route, Werkzeug's plain page elsewhere."""
         if wants_json():
             return {"error": error.name}, error.code
         return error
