@@ -17,6 +17,7 @@ helper process, from a temporary file, while the request's thread waits holding 
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import shutil
@@ -40,6 +41,7 @@ from companion.rules import N_
 APART_FROM = 512 * 1024  # bytes: a smaller file is imported before a helper could start
 
 _imports = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 class ImportRunning(BackupError):
@@ -109,11 +111,21 @@ def fill_luck_apart() -> None:
     (``store.fill_all_missing_luck``), so no page waits for it: pages show each match's
     luck once it is there, and ``luck.json`` figures what is not there yet itself. Two
     helpers at once would only figure some matches twice (the second write of a match is
-    refused by the unique key, and given up)."""
+    refused by the unique key, and given up). A helper that cannot start is logged."""
     if not current_app.config.get("FILL_LUCK_APART", True):
         return
     spawn = multiprocessing.get_context("spawn")
-    spawn.Process(target=fill_luck_in_helper, args=(dict(current_app.config),)).start()
+    helper = spawn.Process(target=fill_luck_in_helper, args=(dict(current_app.config),))
+    # A server run from a script without a main guard cannot spawn (RuntimeError), nor a
+    # machine out of processes or files (OSError). What called this is stored and done:
+    # only the kept luck is missing, and luck.json figures it meanwhile.
+    try:
+        helper.start()
+    except (OSError, RuntimeError):
+        logger.exception(
+            "the helper process that figures the missing luck of matches could not start; "
+            "`flask --app companion rebuild` fills it in"
+        )
 
 
 def fill_luck_in_helper(config: dict) -> None:
