@@ -265,7 +265,8 @@ def copy_after_import(app: Flask) -> threading.Thread | None:
 
 
 def copy_soon(app: Flask, after: str) -> threading.Thread | None:
-    """Copy the database in a thread of its own, if the app copies it automatically."""
+    """Copy the database in a thread of its own, if the app copies it automatically;
+    None when it does not, or when the thread cannot start (logged)."""
     database = copy_target(app)
     if database is None:
         return None
@@ -273,7 +274,12 @@ def copy_soon(app: Flask, after: str) -> threading.Thread | None:
         target=_copy_now, args=(database, date.today(), after), daemon=True, name="copy-now"
     )
     _after_changes.append(thread)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # out of threads: the change is stored, the next one copies
+        _after_changes.remove(thread)
+        logger.exception("automatic copy after %s could not start", after)
+        return None
     return thread
 
 

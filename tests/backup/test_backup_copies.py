@@ -2,11 +2,13 @@
 
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from datetime import date, timedelta
 from pathlib import Path
@@ -207,6 +209,38 @@ def test_an_import_is_copied_at_once(app, client, tmp_path):
     result = app.test_cli_runner().invoke(args=["import", str(file)])
     assert result.exit_code == 0, result.output
     assert matches_in(daily) == 6  # copied before the command ended
+
+
+@pytest.mark.app_config(AUTO_BACKUP=True)
+def test_a_copy_whose_thread_cannot_start_leaves_the_change_done(app, client, monkeypatch, caplog):
+    """Out of threads: the finished match and the import are stored, the log says why no
+    copy was made, and the next change copies again."""
+    start = threading.Thread.start
+
+    def no_copy_thread(thread):
+        if thread.name == "copy-now":
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", no_copy_thread)
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids, end_kind="games", end_value=1)
+    with caplog.at_level(logging.ERROR):
+        assert score_game(client, match_id, {ids[0]: 5, ids[1]: 7}).status_code == 303
+        assert upload(client, backup_file()).status_code == 303
+    copies.wait_for_copies()
+    assert copies._after_changes == []
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert [record.getMessage() for record in errors] == [
+        "automatic copy after a match could not start",
+        "automatic copy after an import could not start",
+    ]
+    assert not (database_of(app).parent / "backups").exists()
+    monkeypatch.undo()
+    assert upload(client, shifted(export(client))).status_code == 303  # the same, a year back
+    copies.wait_for_copies()
+    (daily,) = (database_of(app).parent / "backups").glob("daily-*.sqlite")
+    assert matches_in(daily) == 6
 
 
 def test_no_copy_in_tests_unless_asked(app, client):
