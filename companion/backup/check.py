@@ -22,10 +22,10 @@ from companion.backup.columns import FIELDS
 from companion.backup.document import FORMAT, OLDEST, VERSION, identity_digest
 from companion.backup.fields import (
     EARLIEST,
-    LATEST,
     BackupError,
     Phrase,
     cards_of,
+    latest,
     object_of,
     paused_gc,
     row_of,
@@ -414,7 +414,7 @@ def quick_times(entries: list) -> list[datetime] | None:
         return None
     if any(moment.tzinfo is not None for moment in times):  # "…+01:00Z"
         return None
-    if times and (min(times) < EARLIEST or max(times) > LATEST):
+    if times and (min(times) < EARLIEST or max(times) > latest()):
         return None
     return times
 
@@ -511,6 +511,7 @@ def read_scores(game: GameIn, entries: list, seats: list[str], deck: int) -> Gam
         else:
             ruled(rules.parse_bulls, entry, deck)  # refuses it, in its own words
         game.scores.append(entry)
+    ruled(rules.check_game_bulls, list(results.values()), deck)
     finish(game, results, None)
     return game
 

@@ -10,13 +10,14 @@ import gc
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, NamedTuple
 
 from companion import rules
 from companion.backup.columns import FIELDS
 from companion.backup.document import parse_stamp
+from companion.models import utcnow
 from companion.rules import N_
 
 Gettext = Callable[[str], str]
@@ -120,7 +121,15 @@ def object_of(data: Any, kind: str) -> dict:
 
 # The dates a backup may hold. Wider would be no use to a household, and the far ends of
 # Python's range overflow when a time zone is taken off (0001-01-01T00:00:00+23:59).
-EARLIEST, LATEST = datetime(1900, 1, 1), datetime(2999, 12, 31, 23, 59, 59, 999999)
+EARLIEST = datetime(1900, 1, 1)
+# Nothing was played in the future: the latest date is now, give or take a clock that
+# runs ahead (the machine that exported it, a phone): a day.
+AHEAD = timedelta(days=1)
+
+
+def latest() -> datetime:
+    """The latest date a backup may hold: now, and a day for a clock that runs ahead."""
+    return utcnow() + AHEAD
 
 
 def time_of(data: dict, key: str) -> datetime:
@@ -134,13 +143,14 @@ def time_of(data: dict, key: str) -> datetime:
         ) from None
     except OverflowError:
         moment = None
-    if moment is None or not EARLIEST <= moment <= LATEST:
+    last = latest()
+    if moment is None or not EARLIEST <= moment <= last:
         raise BackupError(
             N_("“%(field)s” is %(value)s: dates go from %(earliest)s to %(latest)s."),
             field=key,
             value=shown(text),
             earliest=f"{EARLIEST:%Y-%m-%d}",
-            latest=f"{LATEST:%Y-%m-%d}",
+            latest=f"{last:%Y-%m-%d}",
         )
     return moment
 

@@ -17,7 +17,7 @@ from companion.db import db
 from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
 from companion.play.board import match_view
 from companion.play.correction_diff import unneeded_after
-from companion.state import MatchState, PlayedGame, current_state
+from companion.state import MatchState, PlayedGame, current_state, score_bulls
 from companion.store import RACED, Change, write_match
 from companion.web.access import me, require_player
 from companion.web.htmx import render
@@ -325,6 +325,10 @@ def add_score_game(state: MatchState, form) -> Change:
             errors[f"score-{player_id}"] = translate(error)
     if errors:
         raise Rejected(errors)
+    try:
+        rules.check_game_bulls([score_bulls(score) for score in scores], state.deck)
+    except rules.RuleError as error:
+        raise Rejected({"form": translate(error)}) from error
     return Change(
         [Game(match_id=state.match.id, number=len(state.games) + 1, mode="scores", scores=scores)],
         results=True,

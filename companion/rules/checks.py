@@ -6,6 +6,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from companion.rules.cards import (
+    HAND_SIZE,
     N_,
     ROW_LIMIT,
     ROWS,
@@ -14,6 +15,7 @@ from companion.rules.cards import (
     Player,
     Rows,
     _identity,
+    bulls,
     pile_bulls,
     players_for_deck,
 )
@@ -97,6 +99,30 @@ def parse_bulls(value: Any, deck: int = STANDARD_DECK, subject: Any = None) -> i
     if bulls is None:
         raise RuleError(N_("Bulls are a whole number from 0 to %(most)d."), subject, most=most)
     return bulls
+
+
+def most_taken(players: int, deck: int = STANDARD_DECK) -> int:
+    """The most bulls one game of ``players`` hands out: each row still holds a card at
+    its end, so of the 10 cards a player and the 4 starting cards at most 10 a player are
+    taken, and at best the bulliest of the deck."""
+    bulliest = sorted(map(bulls, range(1, deck + 1)), reverse=True)
+    return sum(bulliest[: HAND_SIZE * players])
+
+
+def check_game_bulls(scores: Sequence[int], deck: int = STANDARD_DECK) -> None:
+    """Refuse a score-only game whose bulls add up to more than a game hands out."""
+    total, most = sum(scores), most_taken(len(scores), deck)
+    if total > most:
+        raise RuleError(
+            N_(
+                "The scores add up to %(total)d bulls, but a game of %(players)d players "
+                "hands out at most %(most)d."
+            ),
+            "scores",
+            total=total,
+            players=len(scores),
+            most=most,
+        )
 
 
 def parse_row_choice(value: Any, subject: Any = None) -> int:

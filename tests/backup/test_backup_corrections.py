@@ -80,7 +80,7 @@ def test_a_round_trip_with_corrections_gives_the_same_file(corrected, tmp_path):
         # The finding: records that contradict the rounds were imported as "corrected".
         ({"cards": [9, 9, 43]}, "both entered 9: each card exists once"),
         ({"cards": [12, 42, 43]}, "12 is one of this game's starting cards"),
-        ({"at": "2999-01-01T00:00:00Z"}, "a correction comes after its game started"),
+        ({"at": "2999-01-01T00:00:00Z"}, "“at” is 2999-01-01T00:00:00Z: dates go from 1900-01-01"),
         ({"at": "2001-01-01T00:00:00Z"}, "a correction comes after its game started"),
     ],
 )

@@ -16,6 +16,7 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.test import stream_encode_multipart
 
 from companion.backup import parse
+from companion.backup.fields import latest
 from companion.models import MAX_MATCHES_HELD as MATCHES
 from companion.models import MAX_PLAYERS_HELD as PLAYERS
 
@@ -131,7 +132,7 @@ LIMITS = {
     "a start that overflows when its offset is taken off": (
         lambda d: with_raw(d, ("matches", 0, "created_at"), '"0001-01-01T00:00:00+23:59"'),
         "Match 1 (started 0001-01-01): “created_at” is 0001-01-01T00:00:00+23:59: "
-        "dates go from 1900-01-01 to 2999-12-31.",
+        f"dates go from 1900-01-01 to {latest():%Y-%m-%d}.",
     ),
     "the last moment of Python's range, west of Greenwich": (
         lambda d: with_raw(d, ("exported_at",), '"9999-12-31T23:59:59-01:00"'),

@@ -200,7 +200,9 @@ def test_two_matches_with_one_rematch_are_refused(client, household, tmp_path):
     assert "Match 3 is already the rematch of match 1." in html.unescape(response.text)
 
 
-def test_a_rematch_already_here_is_not_linked_to_the_match_it_came_from(client, household, tmp_path):
+def test_a_rematch_already_here_is_not_linked_to_the_match_it_came_from(
+    client, household, tmp_path
+):
     """The rematch was imported before, without the match it came from: importing that
     match now leaves the two apart. An import links only the matches it adds (issue 41: a
     link to a match here handed its link to whoever imported the match before it)."""

@@ -541,3 +541,25 @@ def test_running_figures_past_the_limit_or_without_one():
 def test_nobody_leads_while_everyone_has_the_same_total():
     assert rules.running(["Anna", "Ben"], [], {}, EndCondition()).leaders == ()
     assert rules.running(["Anna", "Ben"], [{"Anna": 4, "Ben": 4}], {}).leaders == ()
+
+
+@pytest.mark.parametrize(
+    ("players", "deck", "most"),
+    [
+        (10, 104, 171 - 4),  # 100 of the 104 cards taken: the four 1-bull cards stay out
+        (2, 104, 7 + 8 * 5 + 10 * 3 + 2),  # 55, the other doubles, the tens and a five
+        (3, 34, 55 - 4),  # the pro deck of three: 34 cards, the four 1-bull cards stay out
+    ],
+)
+def test_a_games_bulls_add_up_to_at_most_what_ten_cards_a_player_can_take(players, deck, most):
+    """At a game's end each row still holds a card: of the 10 cards a player and the 4
+    starting cards, at most 10 a player are taken, the bulliest of the deck at best."""
+    bulliest = sorted((rules.bulls(card) for card in range(1, deck + 1)), reverse=True)
+    assert rules.most_taken(players, deck) == sum(bulliest[: 10 * players]) == most
+    rules.check_game_bulls([most - 1, 1, *[0] * (players - 2)], deck)
+    with pytest.raises(rules.RuleError) as refused:
+        rules.check_game_bulls([most, 1, *[0] * (players - 2)], deck)
+    assert refused.value.message() == (
+        f"The scores add up to {most + 1} bulls, but a game of {players} players "
+        f"hands out at most {most}."
+    )

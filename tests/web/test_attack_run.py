@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, datetime, timedelta
 
+import pytest
 from backups import export, upload
-from driver import add_players, phone, score_game, start_game, start_match, tokens
+from conftest import make_app
+from driver import add_players, enter_round, phone, score_game, start_game, start_match, tokens
 from sqlalchemy import select
 
 from companion.db import db
@@ -164,3 +167,71 @@ def test_new_links_hold_along_a_chain_of_rematches(client, app):
     phone_b.get(f"/matches/{second}/rematch")
     assert phone_b.get(f"/matches/{second}/invite").status_code == 403
     assert phone_b.get(f"/matches/{third}/invite").status_code == 403
+
+
+def dated(document: dict, years: int, *path) -> dict:
+    """The document with the time at ``path`` moved ``years`` past now."""
+    target = document
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = f"{datetime.now(UTC).year + years}-06-01T20:00:00.000000Z"
+    return document
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("exported_at",),
+        ("matches", 0, "created_at"),
+        ("matches", 0, "games", 0, "created_at"),
+        ("matches", 0, "games", 0, "rounds", 0, "at"),
+        ("players", 0, "created_at"),
+    ],
+)
+def test_an_import_refuses_a_date_years_in_the_future(client, tmp_path, path):
+    """A match or round dated years ahead: nothing was played in the future."""
+    anna, ben = add_players(client, "Anna", "Ben")
+    match = start_match(client, [anna, ben])
+    assert start_game(client, match, [5, 15, 25, 35]).status_code == 303
+    assert enter_round(client, match, {anna: 50, ben: 60}).status_code == 303
+    document = dated(export(client), 3, *path)
+    response = upload(make_app(tmp_path / "target.sqlite").test_client(), document)
+    assert response.status_code == 422
+    assert f"“{path[-1]}” is {datetime.now(UTC).year + 3}-06-01" in html.unescape(response.text)
+
+
+def test_an_import_takes_a_clock_a_few_hours_ahead(client, tmp_path):
+    """The machine that exported it ran a few hours ahead: the file still comes in."""
+    anna, ben = add_players(client, "Anna", "Ben")
+    start_match(client, [anna, ben])
+    document = export(client)
+    ahead = datetime.now(UTC) + timedelta(hours=5)
+    document["exported_at"] = ahead.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    response = upload(make_app(tmp_path / "target.sqlite").test_client(), document)
+    assert response.status_code == 303, html.unescape(response.text)
+
+
+def test_typed_scores_past_what_a_game_hands_out_are_refused(client, app):
+    """171 and 1 for two players: more than the deck holds (their game hands out 79 at
+    most); the form says so and stores nothing."""
+    anna, ben = add_players(client, "Anna", "Ben")
+    match = start_match(client, [anna, ben])
+    response = score_game(client, match, {anna: 171, ben: 1})
+    assert response.status_code == 422
+    assert "The scores add up to 172 bulls, but a game of 2 players hands out at most 79." in (
+        html.unescape(response.text)
+    )
+    with app.app_context():
+        assert db.session.get(Match, match).games == []
+    assert score_game(client, match, {anna: 78, ben: 1}).status_code == 303
+
+
+def test_an_import_refuses_typed_scores_past_what_a_game_hands_out(client, tmp_path):
+    anna, ben = add_players(client, "Anna", "Ben")
+    match = start_match(client, [anna, ben])
+    assert score_game(client, match, {anna: 70, ben: 9}).status_code == 303
+    document = export(client)
+    document["matches"][0]["games"][0]["scores"] = [171, 1]
+    response = upload(make_app(tmp_path / "target.sqlite").test_client(), document)
+    assert response.status_code == 422
+    assert "The scores add up to 172 bulls" in html.unescape(response.text)
