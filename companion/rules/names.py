@@ -6,8 +6,9 @@ stored as plain ones), its runs of spaces made one. It may not hold what would m
 players look the same: control characters (Cc), invisible format characters (Cf: zero
 width spaces, joiners, bidi overrides such as U+202E) and more than ``MAX_MARKS``
 combining marks on one letter. Two names are the same player when their keys are equal
-(``name_key``: NFKC and casefold, as Unicode's NFKC_Casefold): "Anna", "ANNA" and
-a fullwidth "anna" are one person, in the database too (``Player.name_key``, unique).
+(``name_key``: Unicode's NFKC_Casefold, then its confusable skeleton, UTS #39): "Anna",
+"ANNA", a fullwidth "anna" and "Anna" with a Cyrillic A (U+0410) are one person, in the database
+too (``Player.name_key``, unique).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import Any
+
+from disarm import skeleton_key
 
 from companion.rules.cards import N_, Gettext, _identity
 from companion.rules.checks import RuleError
@@ -79,11 +82,13 @@ def most_marks(name: str) -> int:
 
 
 def name_key(name: str) -> str:
-    """The key under which names are the same player, whatever their case, width or
-    invisible characters (Unicode's NFKC_Casefold, its spaces tidied)."""
+    """The key under which names are the same player, whatever their case, width,
+    invisible characters or letters of another script drawn alike (Unicode's
+    NFKC_Casefold, then its confusable skeleton: UTS #39, by disarm; spaces tidied).
+    Digits stay digits: "Player 1" is not "Player l"."""
     text = IGNORABLE.sub("", unicodedata.normalize("NFKC", name))
     folded = unicodedata.normalize("NFKC", text.casefold())  # casefold can un-normalise
-    return " ".join(folded.split())
+    return " ".join(skeleton_key(folded).split())
 
 
 def clean_name(raw: str | None, gettext: Gettext = _identity) -> tuple[str, str | None]:

@@ -48,6 +48,9 @@ TAKEN = [
     "Zoe\u0308",  # decomposed ë: NFKC composes it
     "ZOË",
     "Zoe\u0308\ufe00",
+    "\u0410nna",  # issue 41: a Cyrillic A (U+0410), drawn as the Latin A (Unicode's confusables)
+    "\u0410nn\u0430",  # two Cyrillic letters
+    "\u0391nna",  # a Greek Alpha
 ]
 
 
@@ -232,3 +235,64 @@ def test_the_migration_repairs_the_names_already_stored(tmp_path, monkeypatch):
     for name, key in stored:
         assert player_name(name) == name and key == name_key(name)
     assert len({key for _, key in stored}) == len(stored)
+
+
+LOOKALIKES = ["\u0410nna", "\u0391nna", "\u0410nn\u0430"]  # Cyrillic A, Greek Alpha, Cyrillic a
+
+
+@pytest.mark.parametrize("name", LOOKALIKES)
+def test_a_confusable_lookalike_is_refused_on_the_spot_and_as_a_rename(client, app, name):
+    """Issue 41: "Anna" with a Cyrillic A (U+0410) was a new player beside "Anna". Unicode's
+    confusable skeletons (UTS #39) make them one name, wherever a name is typed."""
+    _anna, ben = add_players(client, "Anna", "Ben")
+    data = {"seat_1": str(ben), "new_player": name, "end_kind": "more_than", "end_value": "66"}
+    response = client.post("/matches/", data=data)
+    assert response.status_code == 422
+    assert "already a player called Anna" in field_error(response.text, "new_player")
+    response = client.post(f"/players/{ben}/name", data={"name": name})
+    assert response.status_code == 422
+    assert "already a player called Anna" in field_error(response.text, "name")
+    assert names(app) == ["Anna", "Ben"]
+
+
+def test_names_in_other_scripts_that_look_different_are_players_of_their_own(client, app):
+    """The skeleton folds only what looks alike: "Anna" in Cyrillic (its En, U+041D, is no N) and
+    "Jürgen" beside "Jurgen" are other players."""
+    add_players(client, "Anna", "Jurgen")
+    for name in ("\u0410\u043d\u043d\u0430", "Jürgen", "Ann"):
+        assert client.post("/players/", data={"name": name}).status_code == 303, name
+    assert len(names(app)) == 5
+
+
+@pytest.mark.database  # on PostgreSQL too: its unique key is checked row by row
+def test_the_migration_keeps_lookalikes_apart_under_names_of_their_own(tmp_path, monkeypatch):
+    """Lookalikes stored before confusables counted ("Anna" and "Anna" with a Cyrillic A): the
+    older keeps its name, the other gets its id beside it; every key is computed again."""
+    import logging.config
+
+    import conftest
+    from flask_migrate import upgrade
+
+    from companion import create_app
+
+    monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
+    url = conftest.database_url(tmp_path / "old.sqlite", empty=True)
+    app = create_app(
+        {**conftest.testing_config(tmp_path / "old.sqlite"), "SQLALCHEMY_DATABASE_URI": url}
+    )
+    with app.app_context():
+        upgrade(revision="b4e81f0c2d57")
+        for name in ("Anna", "\u0410nna", "Ben", "\u0392en"):  # Greek Beta
+            db.session.execute(
+                db.text(
+                    "INSERT INTO player (name, name_key, archived, created_at) "
+                    "VALUES (:name, :key, false, '2026-01-01')"
+                ),
+                {"name": name, "key": unicodedata.normalize("NFKC", name).casefold()},
+            )
+        db.session.commit()
+        upgrade()
+        rows = db.session.execute(db.text("SELECT name, name_key FROM player ORDER BY id"))
+        stored = [(row.name, row.name_key) for row in rows]
+    assert [name for name, _ in stored] == ["Anna", "\u0410nna (2)", "Ben", "\u0392en (4)"]
+    assert all(key == name_key(name) for name, key in stored)
