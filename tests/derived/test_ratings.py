@@ -155,7 +155,8 @@ HOUSEHOLDS = itertools.count()  # every example has players of its own (names ar
     st.lists(
         st.tuples(
             st.lists(st.integers(0, 3), min_size=2, max_size=4, unique=True),  # seats
-            st.lists(st.integers(0, 40), min_size=4, max_size=4),  # bulls by seat
+            # bulls by seat: four players hand out at most 107 in a game (rules.most_taken)
+            st.lists(st.integers(0, 24), min_size=4, max_size=4),
         ),
         min_size=2,
         max_size=5,

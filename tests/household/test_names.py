@@ -183,19 +183,8 @@ def test_the_database_refuses_a_second_player_with_the_same_key(app):
 def test_the_migration_repairs_the_names_already_stored(tmp_path, monkeypatch):
     """Names stored before the rule: each made valid, its key computed again, lookalikes
     kept apart under names of their own (never merged: each keeps its history)."""
-    import logging.config
-
-    import conftest
-    from flask_migrate import upgrade
-
-    from companion import create_app
     from companion.rules.names import player_name
 
-    monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
-    url = conftest.database_url(tmp_path / "old.sqlite", empty=True)
-    app = create_app(
-        {**conftest.testing_config(tmp_path / "old.sqlite"), "SQLALCHEMY_DATABASE_URI": url}
-    )
     old = [  # (name, key) as the old rule stored them: NFKC and casefold only
         "Anna\u200b",  # older than Anna: Anna, whose name is valid, keeps hers
         "Anna",
@@ -207,20 +196,7 @@ def test_the_migration_repairs_the_names_already_stored(tmp_path, monkeypatch):
         "cleo",
         "Player 9",
     ]
-    with app.app_context():
-        upgrade(revision="5b1e7c2d9a10")
-        for name in old:
-            db.session.execute(
-                db.text(
-                    "INSERT INTO player (name, name_key, archived, created_at) "
-                    "VALUES (:name, :key, false, '2026-01-01')"
-                ),
-                {"name": name, "key": unicodedata.normalize("NFKC", name).casefold()},
-            )
-        db.session.commit()
-        upgrade()
-        rows = db.session.execute(db.text("SELECT id, name, name_key FROM player ORDER BY id"))
-        stored = [(row.name, row.name_key) for row in rows]
+    stored = upgraded_names(tmp_path, monkeypatch, "5b1e7c2d9a10", old)
     assert [name for name, _ in stored] == [
         "Anna (1)",
         "Anna",
@@ -268,6 +244,15 @@ def test_names_in_other_scripts_that_look_different_are_players_of_their_own(cli
 def test_the_migration_keeps_lookalikes_apart_under_names_of_their_own(tmp_path, monkeypatch):
     """Lookalikes stored before confusables counted ("Anna" and "Anna" with a Cyrillic A): the
     older keeps its name, the other gets its id beside it; every key is computed again."""
+    names = ("Anna", "\u0410nna", "Ben", "\u0392en")  # a Cyrillic A, a Greek Beta
+    stored = upgraded_names(tmp_path, monkeypatch, "b4e81f0c2d57", names)
+    assert [name for name, _ in stored] == ["Anna", "\u0410nna (2)", "Ben", "\u0392en (4)"]
+    assert all(key == name_key(name) for name, key in stored)
+
+
+def upgraded_names(tmp_path, monkeypatch, revision: str, names) -> list[tuple[str, str]]:
+    """Players stored at ``revision`` with keys as NFKC and casefold only, in this order;
+    their (name, key) once the database is upgraded to the newest revision."""
     import logging.config
 
     import conftest
@@ -281,8 +266,8 @@ def test_the_migration_keeps_lookalikes_apart_under_names_of_their_own(tmp_path,
         {**conftest.testing_config(tmp_path / "old.sqlite"), "SQLALCHEMY_DATABASE_URI": url}
     )
     with app.app_context():
-        upgrade(revision="b4e81f0c2d57")
-        for name in ("Anna", "\u0410nna", "Ben", "\u0392en"):  # Greek Beta
+        upgrade(revision=revision)
+        for name in names:
             db.session.execute(
                 db.text(
                     "INSERT INTO player (name, name_key, archived, created_at) "
@@ -293,6 +278,4 @@ def test_the_migration_keeps_lookalikes_apart_under_names_of_their_own(tmp_path,
         db.session.commit()
         upgrade()
         rows = db.session.execute(db.text("SELECT name, name_key FROM player ORDER BY id"))
-        stored = [(row.name, row.name_key) for row in rows]
-    assert [name for name, _ in stored] == ["Anna", "\u0410nna (2)", "Ben", "\u0392en (4)"]
-    assert all(key == name_key(name) for name, key in stored)
+        return [(row.name, row.name_key) for row in rows]

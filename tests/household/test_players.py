@@ -26,8 +26,8 @@ def test_add_and_list_players(client, app):
         ("", "Enter a name"),
         ("   ", "Enter a name"),
         ("x" * 31, "at most 30"),
-        ("anna", "already a player called anna"),
-        ("ANNA ", "already a player called ANNA"),
+        ("anna", "already a player called Anna"),  # the player there, as spelt there
+        ("ANNA ", "already a player called Anna"),
         ("Bad\x07name", "control characters"),
     ],
 )

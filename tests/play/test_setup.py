@@ -30,7 +30,7 @@ from companion.models import Match
         ({"seat_1": "A", "seat_2": "A"}, "seat_2", "already has a seat"),
         ({"seat_1": "A", "seat_2": "999"}, "seat_2", "Choose a player from the list"),
         ({"seat_1": "A", "seat_2": "x"}, "seat_2", "Choose a player from the list"),
-        ({"seat_1": "A", "new_player": "b"}, "new_player", "already a player called b"),
+        ({"seat_1": "A", "new_player": "b"}, "new_player", "already a player called B"),
         ({"seat_1": "A", "seat_2": "B", "end_kind": "sometimes"}, "end_kind", "how the match"),
         ({"seat_1": "A", "seat_2": "B", "end_value": "0"}, "end_value", "from 1 to 1000"),
         ({"seat_1": "A", "seat_2": "B", "end_value": "abc"}, "end_value", "from 1 to 1000"),
