@@ -11,7 +11,7 @@ from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD
 from companion.private import FILE_MODE, FOLDER_MODE, tighten
 from companion.startup import OTHER_KEY, ensure_folder, secret_key_problem
 from companion.storage import sqlite_uri
-from companion.storage.feed import PER_CLIENT, PER_MATCH
+from companion.storage.feed import PER_ADDRESS, PER_CLIENT, PER_MATCH
 from companion.web.htmx import (
     HTMX_INTEGRITY,
     HTMX_URL,
@@ -87,6 +87,8 @@ DEFAULTS = {
     # closes and its page reconnects (companion.storage.feed).
     "STREAMS_PER_CLIENT": PER_CLIENT,
     "STREAMS_PER_MATCH": PER_MATCH,
+    # ... and from one client address over every match (COMPANION_STREAMS_PER_ADDRESS).
+    "STREAMS_PER_ADDRESS": PER_ADDRESS,
     # What a household holds at most (companion.models; COMPANION_PLAYERS_HELD, ...).
     "PLAYERS_HELD": MAX_PLAYERS_HELD,
     "MATCHES_HELD": MAX_MATCHES_HELD,

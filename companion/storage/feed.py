@@ -18,11 +18,13 @@ worker): it runs only while some stream watches, and each stream waits on an eve
 its match's own, so a change wakes only that match's streams.
 
 Each stream costs a greenlet, a socket and a wake per change, so a process holds at most
-``PER_CLIENT`` streams of one match from one client address and ``PER_MATCH`` of one
-match in all. A new stream past a bound closes the oldest one it shares the bound with,
-and is never refused: a phone's reconnect always gets through, and a phone whose stream
-was closed reconnects by itself. The client bound is per match, not per address alone: a
-whole table behind one proxy (Caddy, a club's) comes from one address.
+``PER_CLIENT`` streams of one match from one client address, ``PER_MATCH`` of one match
+in all, and ``PER_ADDRESS`` from one client address over every match (8,300 streams
+spread over many matches from one address starved every other phone, issue 42). A new
+stream past a bound closes the oldest one it shares the bound with, and is never
+refused: a phone's reconnect always gets through, and a phone whose stream was closed
+reconnects by itself. A whole table behind one proxy (Caddy, a club's) comes from one
+address: a club behind a proxy without ProxyFix raises ``STREAMS_PER_ADDRESS``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ RETRY_AFTER = 1.0  # seconds before a watcher whose database failed tries again
 # table has at most 10 phones and a TV; a phone holds one stream a page.
 PER_CLIENT = 20
 PER_MATCH = 100
+# Open streams from one client address over every match: a household's phones each have
+# an address of their own, and five tables behind one proxy hold 55.
+PER_ADDRESS = 60
 
 # A match's stamp: its versions and link tokens, read by the replay (``state``), the
 # live polls (before Flask, too) and the watcher here; one statement for one match, one
@@ -114,10 +119,17 @@ class Stream:
 class Feed:
     """The watched matches of this process, and the watcher that keeps their stamps."""
 
-    def __init__(self, engine: Engine, per_client: int = PER_CLIENT, per_match: int = PER_MATCH):
+    def __init__(
+        self,
+        engine: Engine,
+        per_client: int = PER_CLIENT,
+        per_match: int = PER_MATCH,
+        per_address: int = PER_ADDRESS,
+    ):
         self.engine = engine
-        self.per_client, self.per_match = per_client, per_match
+        self.per_client, self.per_match, self.per_address = per_client, per_match, per_address
         self.watches: dict[int, Watch] = {}
+        self.by_client: dict[str, list[Stream]] = {}  # open, oldest first, over every match
         self.lock = threading.Lock()
         self.watcher: threading.Thread | None = None
 
@@ -130,6 +142,8 @@ class Feed:
             stream = Stream(watch, client)
             watch.streams.append(stream)
             self.close_the_oldest(watch, client)
+            self.by_client.setdefault(client, []).append(stream)
+            self.close_past_the_address(client)
             if self.watcher is None:
                 self.watcher = threading.Thread(target=self.run, daemon=True, name="match-changes")
                 self.watcher.start()
@@ -142,6 +156,7 @@ class Feed:
                     watch.streams.remove(stream)
                 if not watch.streams:
                     self.watches.pop(match_id, None)
+                self.forget(stream)
 
     def close_the_oldest(self, watch: Watch, client: str) -> None:
         """Close the match's oldest streams past the bounds: from ``client``, then in all."""
@@ -152,6 +167,24 @@ class Feed:
         for stream in closing:
             watch.streams.remove(stream)
             stream.close()
+            self.forget(stream)
+
+    def close_past_the_address(self, client: str) -> None:
+        """Close the client's oldest streams over every match past ``per_address``."""
+        streams = self.by_client[client]
+        for stream in streams[: max(0, len(streams) - self.per_address)]:
+            if stream in stream.watch.streams:
+                stream.watch.streams.remove(stream)
+            stream.close()
+            streams.remove(stream)
+
+    def forget(self, stream: Stream) -> None:
+        """A stream that ended, no longer counted for its client address."""
+        streams = self.by_client.get(stream.client, [])
+        if stream in streams:
+            streams.remove(stream)
+        if not streams:
+            self.by_client.pop(stream.client, None)
 
     def read(self, ids) -> dict[int, tuple]:
         """The stamps of these matches (a match that is gone is left out)."""
@@ -193,6 +226,10 @@ def feed_of(app) -> Feed:
     feed = app.extensions.get("companion.changes")
     if feed is None:
         with app.app_context():
-            bounds = (app.config["STREAMS_PER_CLIENT"], app.config["STREAMS_PER_MATCH"])
+            bounds = (
+                app.config["STREAMS_PER_CLIENT"],
+                app.config["STREAMS_PER_MATCH"],
+                app.config["STREAMS_PER_ADDRESS"],
+            )
             feed = app.extensions.setdefault("companion.changes", Feed(db.engine, *bounds))
     return feed
