@@ -29,12 +29,10 @@ from contextlib import contextmanager
 import waitress
 from flask_migrate import upgrade
 
-from companion import storage
+from companion import background, storage
 from companion.app import create_app
-from companion.backup.apart import fill_luck_apart
 from companion.backup.copies import copy_daily_in_background
 from companion.db import db
-from companion.derived.play_luck import missing_matches
 from companion.startup import StorageError
 from companion.store import database_file, fill_statistics
 from companion.web.network import is_loopback, phone_url, print_qr
@@ -140,7 +138,7 @@ def one_server_at_a_time() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Bind, migrate, show where to connect, and serve until stopped."""
+    """Bind, migrate, start the background process, and serve until stopped."""
     args = parse_args(argv)
     problem = tls_problem(args)
     if problem:
@@ -158,9 +156,16 @@ def main(argv: list[str] | None = None) -> None:
         with one_server_at_a_time():
             upgrade()
             fill_statistics()
-            if missing_matches(limit=1):  # played before luck was kept, or restored
-                fill_luck_apart()
         db.engine.dispose()  # no connection may cross into a forked worker
+    # Luck in a process of its own (its first look fills what was played before it ran,
+    # or restored); the workers figure it only when that process cannot start.
+    with background.running(dict(app.config)) as apart:
+        settings["LUCK_APART"] = app.config["LUCK_APART"] = apart
+        listen_and_serve(app, listener, args, settings)
+
+
+def listen_and_serve(app, listener: socket.socket, args: argparse.Namespace, settings) -> None:
+    """Listen, show where to connect, and serve until stopped."""
     try:  # only now: a phone (or a script waiting for the port) must find the tables there
         listener.listen(BACKLOG)
     except OSError as error:

@@ -38,7 +38,7 @@ from typing import TypeVar
 
 from blinker import Namespace
 from flask import Flask, after_this_request, current_app, has_request_context
-from sqlalchemy import Connection, Table, bindparam, delete, func, select, update
+from sqlalchemy import Connection, Engine, Table, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion import storage
@@ -52,10 +52,11 @@ from companion.derived import (
 )
 from companion.derived.play_luck import (
     LuckRebuilt,
-    fill_luck,
+    drop_stale_luck,
     missing_matches,
+    put_figured,
     rebuild_luck,
-    refresh_luck,
+    stale_luck,
 )
 from companion.models import (
     Correction,
@@ -247,12 +248,10 @@ def store(state: MatchState, change: Change) -> str:
             finished = (change.results or bool(change.replay)) and refresh_results(
                 match_id, state.player_ids, change.replay
             )
-            more_luck = not change.hidden and refresh_luck(
-                match_id, state.player_ids, change.replay
-            )
+            more_luck = not change.hidden and drop_stale_luck(match_id, change.replay)
     except IntegrityError:
         return RACED
-    if more_luck:
+    if more_luck and not current_app.config.get("LUCK_APART"):  # else the process follows
         after_the_answer(partial(luck_after, match_id))
     if finished:
         match_finished.send(current_app._get_current_object(), match_id=match_id)
@@ -282,17 +281,36 @@ def after_the_answer(work: Callable[[], None]) -> None:
         return response
 
 
-def luck_after(match_id: int) -> None:
-    """Right after a write that left a match's luck stale (a game's end, a correction, an
-    undo that reopens a game): the stale rounds figured in a write of their own, whose
-    versions make every page show them. The round itself is stored and pushed already."""
-    try:
-        with writing():
-            raise_versions([match_id])  # first: on PostgreSQL it takes the match's row lock
-            carry_correction(match_id)
-            fill_luck(match_id)
-    except IntegrityError:  # another server filled them meanwhile
-        pass
+def luck_after(match_id: int) -> int | None:
+    """After a write that left a match's luck stale (every card round, a game's end, a
+    correction, an undo): the stale luck figured with no write open (the slow part), then
+    stored a game at a time, each in a short write that raises the match's versions, so
+    every page shows it: the second push, after the round's own. The version it left the
+    match at; None when the match moved on meanwhile (its next write asks again), or is
+    gone."""
+    figured = stale_luck(match_id)
+    db.session.rollback()  # the read ends: no snapshot is held while the next writes wait
+    if figured is None:
+        return None
+    version, games = figured
+    for luck in games:
+        try:
+            with writing():
+                # First: on PostgreSQL it takes the match's row lock.
+                if not raise_version(match_id, version, hidden=False):
+                    return None
+                carry_correction(match_id)
+                put_figured(luck)
+        except IntegrityError:  # another process stored them meanwhile
+            return None
+        version += 1
+    return version
+
+
+def follow_changes(engine: Engine) -> Callable:
+    """How a process follows every change to this database (SQLite's data_version,
+    PostgreSQL's NOTIFY), as the live streams' feed does (``companion.background``)."""
+    return storage.follower(engine)
 
 
 def carry_correction(match_id: int) -> None:

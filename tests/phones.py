@@ -16,7 +16,8 @@ from pathlib import Path
 
 import conftest
 from driver import add_players, start_game, start_match
-from servers import CSRF, answers, children, environment, free_port, launch
+from servers import CSRF, answers, environment, free_port, launch
+from servers import workers as server_workers
 
 from companion.db import db
 from companion.models import Match
@@ -105,8 +106,9 @@ def start_server(
     port = port or free_port()
     with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
         server = launch(port, workers, server_env(tmp_path, **env), log)
+    least = workers if workers > 1 else 0  # waitress serves in the server's own process
     wait_for(
-        lambda: len(children(server.pid)) >= (workers if workers > 1 else 0) and answers(port),
+        lambda: len(server_workers(server.pid)) >= least and answers(port),
         lambda: server.poll() is None,
         tmp_path / "server.log",
     )

@@ -55,6 +55,25 @@ def answers(port: int) -> bool:
         return False
 
 
+def workers(pid: int) -> list[int]:
+    """A server's request workers: its children but its background process, the one at
+    the lowest CPU priority (``companion.background``)."""
+    return [child for child in children(pid) if niceness(child) != 19]
+
+
+def background(pid: int) -> list[int]:
+    """A server's background process (one at most): its child at the lowest priority."""
+    return [child for child in children(pid) if niceness(child) == 19]
+
+
+def niceness(pid: int) -> int | None:
+    """A process's nice value (None once it is gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+    except OSError:
+        return None
+
+
 def children(pid: int) -> list[int]:
     """The child processes of ``pid`` (none once it is gone)."""
     try:

@@ -30,9 +30,10 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from flask import Flask, current_app
+from flask import current_app
 
 from companion import store
+from companion.background import app_apart
 from companion.backup.fields import BackupError
 from companion.backup.load import Report, check_and_import
 from companion.db import db
@@ -93,16 +94,8 @@ def import_apart(path: Path) -> Report:
 
 def import_in_helper(config: dict, path: str) -> Report:
     """In the helper process: the same settings and database, the same import."""
-    with helper_app(config).app_context():
+    with app_apart(config).app_context():
         return check_and_import(Path(path).read_bytes())
-
-
-def helper_app(config: dict) -> Flask:
-    """An app with only what an import uses: the server's settings and its database."""
-    app = Flask(__name__)
-    app.config.update(config)
-    db.init_app(app)
-    return app
 
 
 def fill_luck_apart() -> None:
@@ -111,8 +104,9 @@ def fill_luck_apart() -> None:
     (``store.fill_all_missing_luck``), so no page waits for it: pages show each match's
     luck once it is there, and ``luck.json`` figures what is not there yet itself. Two
     helpers at once would only figure some matches twice (the second write of a match is
-    refused by the unique key, and given up). A helper that cannot start is logged."""
-    if not current_app.config.get("FILL_LUCK_APART", True):
+    refused by the unique key, and given up). A helper that cannot start is logged. A
+    server's background process (``companion.background``) sees the new matches itself."""
+    if current_app.config.get("LUCK_APART") or not current_app.config.get("FILL_LUCK_APART", True):
         return
     spawn = multiprocessing.get_context("spawn")
     helper = spawn.Process(target=fill_luck_in_helper, args=(dict(current_app.config),))
@@ -130,5 +124,5 @@ def fill_luck_apart() -> None:
 
 def fill_luck_in_helper(config: dict) -> None:
     """In the helper process: every match's missing luck, figured."""
-    with helper_app(config).app_context():
+    with app_apart(config).app_context():
         store.fill_all_missing_luck()

@@ -5,14 +5,14 @@ the bulls it was expected to take, the bulls it took. While a game runs, a playe
 cards are only the round's card (the later ones are not known yet); once it is over they
 are the ten they played, so the game's end figures every round again (``whole``).
 
-Kept in line by the writes (``refresh_luck``, inside the write of ``companion.store``):
-the newest round is figured in its own write, at most a few tens of milliseconds even
-with ten players. Everything else a write leaves stale (the rounds before at the game's
-end, a corrected game, a reopened one) is figured right after it in a second write
-(``fill_luck``), which raises the match's versions so that every page shows it. An
-import leaves its games to ``companion.store.fill_all_missing_luck``, in a helper process;
-``rebuild_luck`` checks and puts right all of it, and pages that read luck never wait for
-any of it (``read``).
+Never figured inside a round's write, which the table waits for: the write only drops
+the rows it made wrong (``drop_stale_luck``: a corrected game's, rounds undone). The
+figuring (``stale_luck``) reads the match and places cards outside any transaction, and
+each game's rows are then stored in a short write of their own (``put_figured``, by
+``companion.store.luck_after``), which raises the match's versions so that every page
+shows them: a second push after the round's. A server runs it in a process of its own at
+the lowest priority (``companion.background``). ``rebuild_luck`` checks and puts right all
+of it, and pages that read luck never figure it (``read``).
 """
 
 from __future__ import annotations
@@ -95,15 +95,29 @@ def stale_rounds(game: PlayedGame, have: dict[int, list[LuckRow]]) -> list[int]:
     return stale
 
 
+class GameLuck(NamedTuple):
+    """A card game's luck figured anew: the rounds whose rows it replaces, how many rounds
+    are placed (rows past them go), and the rows."""
+
+    game_id: int
+    numbers: list[int]
+    placed: int
+    rows: list[LuckRow]
+
+
+def put_figured(luck: GameLuck) -> None:
+    """Replace a game's rows of the rounds figured by those rows, and delete any of its
+    rows past its placed rounds (inside a short write)."""
+    going = PlayLuck.round_number.in_(luck.numbers) | (PlayLuck.round_number > luck.placed)
+    db.session.execute(delete(PlayLuck).where(PlayLuck.game_id == luck.game_id, going))
+    if luck.rows:
+        db.session.execute(insert(PlayLuck), [row._asdict() for row in luck.rows])
+
+
 def put(game: PlayedGame, numbers: Sequence[int], deck: int) -> None:
-    """Replace a game's rows of these rounds by rows figured anew, and delete any of its
-    rows past its placed rounds (inside the write)."""
-    placed = len(placed_rounds(game))
-    going = PlayLuck.round_number.in_(numbers) | (PlayLuck.round_number > placed)
-    db.session.execute(delete(PlayLuck).where(PlayLuck.game_id == game.game.id, going))
+    """Figure a game's rows of these rounds and put them in place (inside the write)."""
     rows = figured(game, deck, numbers)
-    if rows:
-        db.session.execute(insert(PlayLuck), [row._asdict() for row in rows])
+    put_figured(GameLuck(game.game.id, list(numbers), len(placed_rounds(game)), rows))
 
 
 def deck_of(match: Match) -> int:
@@ -111,43 +125,36 @@ def deck_of(match: Match) -> int:
     return rules.deck_size(len(match.seats), match.pro)
 
 
-def refresh_luck(match_id: int, player_ids: list[int], corrected: Sequence[int] = ()) -> bool:
-    """After a write to a match (inside it): its last game's newest placed round figured
-    if it is not yet, rows past the placed rounds deleted, a corrected game's rows
-    dropped. True when more is stale, for ``fill_luck`` right after the write."""
-    match = db.session.get(Match, match_id)
-    if match is None:
-        return False
+def drop_stale_luck(match_id: int, corrected: Sequence[int] = ()) -> bool:
+    """Inside a write to a match: a corrected game's rows dropped (the game is figured
+    anew). True when a card game was written, whose luck ``stale_luck`` then figures:
+    the write itself places no card for luck, so the table never waits for it."""
     if corrected:
         db.session.execute(delete(PlayLuck).where(PlayLuck.game_id.in_(corrected)))
-    last = match.games[-1] if match.games else None
-    if last is None or last.mode != "cards":
-        return bool(corrected)
-    game = played_game(last, player_ids)
-    stale = stale_rounds(game, stored([last.id]).get(last.id, {}))
-    newest = len(placed_rounds(game))
-    put(game, [newest] if newest in stale else [], deck_of(match))
-    return bool(corrected) or any(number != newest for number in stale)
+        return True
+    match = db.session.get(Match, match_id)
+    return match is not None and any(game.mode == "cards" for game in match.games[-1:])
 
 
-def fill_luck(match_id: int) -> bool:
-    """Figure every stale round of a match's card games (inside a write); True when any
-    row changed."""
+def stale_luck(match_id: int) -> tuple[int, list[GameLuck]] | None:
+    """The match's version as read, and the luck of each of its card games that is not in
+    line, figured (read only: no write is open meanwhile); None for a match that is gone."""
     match = db.session.get(Match, match_id)
     if match is None:
-        return False
+        return None
     player_ids = [seat.player_id for seat in match.seats]
     games = [game for game in match.games if game.mode == "cards"]
     have = stored([game.id for game in games])
-    changed = False
+    found = []
     for stored_game in games:
         game = played_game(stored_game, player_ids)
-        stale = stale_rounds(game, have.get(stored_game.id, {}))
+        kept = have.get(stored_game.id, {})
+        stale = stale_rounds(game, kept)
         placed = len(placed_rounds(game))
-        if stale or any(number > placed for number in have.get(stored_game.id, {})):
-            put(game, stale, deck_of(match))
-            changed = True
-    return changed
+        if stale or any(number > placed for number in kept):
+            rows = figured(game, deck_of(match), stale)
+            found.append(GameLuck(stored_game.id, stale, placed, rows))
+    return match.version, found
 
 
 def missing_matches(after: int = 0, limit: int = 100) -> list[int]:
@@ -165,10 +172,18 @@ def missing_matches(after: int = 0, limit: int = 100) -> list[int]:
     return list(db.session.scalars(query))
 
 
-def read(game: PlayedGame, deck: int) -> list[LuckRow]:
-    """A card game's rows for a page or ``luck.json``, round by round and lowest card
-    first: as stored where they are in line, figured here (and not stored) where they are
-    not yet (an import's games, before the background fills them)."""
+class KeptLuck(NamedTuple):
+    """A card game's luck as kept: its rows in line, and the placed rounds not figured
+    yet (the background's next work; a page or ``luck.json`` says so, never figures)."""
+
+    rows: list[LuckRow]
+    pending: list[int]
+
+
+def read(game: PlayedGame) -> KeptLuck:
+    """A card game's kept rows for a page or ``luck.json``, round by round and lowest card
+    first, and the placed rounds whose rows are not in line yet. Figuring them here would
+    hold up every request of the server process (0.2 s a game of ten players)."""
     have = stored([game.game.id]).get(game.game.id, {})
     stale = stale_rounds(game, have)
     placed = len(placed_rounds(game))
@@ -178,14 +193,13 @@ def read(game: PlayedGame, deck: int) -> list[LuckRow]:
         if number <= placed and number not in stale
         for row in rows
     ]
-    fresh = figured(game, deck, stale) if stale else []
-    return sorted(kept + fresh, key=lambda row: (row.round_number, row.card))
+    return KeptLuck(sorted(kept, key=lambda row: (row.round_number, row.card)), stale)
 
 
 class LuckRebuilt(NamedTuple):
     """What ``rebuild_luck`` found: the match of each game whose kept luck differed, and of
-    each game with none kept yet (an import's or an upgrade's, which the background
-    figures: not a difference)."""
+    each game with rounds not figured yet (an import's, an upgrade's, or the newest rounds
+    the background had not reached when the server stopped: not a difference)."""
 
     differing: list[int]
     missing: list[int]
@@ -204,18 +218,31 @@ def rebuild_luck(check: bool, echo=print) -> LuckRebuilt:
         have = stored([game.id for game in games])
         for stored_game in games:
             game = played_game(stored_game, player_ids)
-            wanted = set(figured(game, deck_of(match)))
-            kept = {row for rows in have.get(stored_game.id, {}).values() for row in rows}
-            if wanted == kept:
-                continue
-            if kept:
+            kept = have.get(stored_game.id, {})
+            pending = pending_rounds(game, kept)
+            wanted = {
+                row for row in figured(game, deck_of(match)) if row.round_number not in pending
+            }
+            in_line = {
+                row for number, rows in kept.items() if number not in pending for row in rows
+            }
+            if wanted != in_line:
                 found.differing.append(match.id)
                 echo(f"match {match.id} game {stored_game.number}: luck differs")
-            else:
+            elif pending:
                 found.missing.append(match.id)
+            else:
+                continue
             if not check:
                 put(game, range(1, len(placed_rounds(game)) + 1), deck_of(match))
     return found
+
+
+def pending_rounds(game: PlayedGame, kept: dict[int, list[LuckRow]]) -> set[int]:
+    """The rounds whose kept rows are the background's work still: placed rounds not
+    figured, or figured before the game ended, and rows past the placed rounds."""
+    placed = len(placed_rounds(game))
+    return set(stale_rounds(game, kept)) | {number for number in kept if number > placed}
 
 
 def round_chances(game_id: int, number: int) -> dict[int, float]:

@@ -43,13 +43,16 @@ class LuckView(NamedTuple):
 
 def luck_json(match_id: int, game: int):
     """A game's placed rounds: each play's chance of taking a row, expected and taken
-    bulls; each player's expected bulls, bulls and luck (``rules.luck``)."""
+    bulls; each player's expected bulls, bulls and luck (``rules.luck``). Rounds not
+    figured yet (the server's background is on them) are named under ``pending``."""
     state = current_state(match_id)
     if game > len(state.games):
         abort(404)
-    replayed = replayed_game(state, state.games[game - 1])
-    rows = play_luck.read(replayed, state.deck)
-    return jsonify(luck_document(state, game, rows))
+    kept = play_luck.read(replayed_game(state, state.games[game - 1]))
+    document = luck_document(state, game, kept.rows)
+    if kept.pending:
+        document["pending"] = kept.pending
+    return jsonify(document)
 
 
 def replayed_game(state: MatchState, game: PlayedGame) -> PlayedGame:

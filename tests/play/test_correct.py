@@ -5,6 +5,7 @@ import random
 import re
 from html import unescape
 
+import pytest
 from correcting import correct, form_values, inputs_of, replayed, text_of
 from driver import (
     add_players,
@@ -519,6 +520,7 @@ def undo_page(client, match_id, number):
     return client.get(f"/matches/{match_id}/games/1/rounds/{number}/undo")
 
 
+@pytest.mark.app_config(LUCK_APART=True)  # one step: the luck after it is a write apart
 def test_undo_to_here_says_how_many_entries_go_and_takes_them_in_one_step(client, app, trio):
     (anna, ben, cleo), match_id = trio
     three_rounds(client, match_id, (anna, ben, cleo))

@@ -262,6 +262,8 @@ def versions_of(app, match_id):
         return match.version, match.table_version
 
 
+# The table's own writes: their luck, a write of its own after each, is the background's.
+@pytest.mark.app_config(LUCK_APART=True)
 def test_hidden_cards_keep_the_table_version_everything_else_raises_it(client, app, table):
     (anna, ben, cleo), match_id = table
     i_am(client, match_id, anna)

@@ -28,7 +28,8 @@ from phones import (
     stop,
     wait_for,
 )
-from servers import ROOT, SERVE, answers, children, free_port
+from servers import ROOT, SERVE, answers, background, children, free_port
+from servers import workers as workers_of
 
 from companion import serve
 from companion.models import PendingCard, Play, Round
@@ -67,8 +68,8 @@ def test_two_workers_serve_one_socket_and_store_each_entry_once(workers):
 
 def test_the_server_stops_its_workers_on_sigterm(workers):
     server, _, _ = workers
-    pids = children(server.pid)
-    assert len(pids) == 2
+    pids = children(server.pid)  # its background process too
+    assert len(workers_of(server.pid)) == 2 and len(background(server.pid)) == 1
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=30) == 0
     for pid in pids:
@@ -134,16 +135,16 @@ def test_a_read_only_database_stops_the_start_in_one_line(tmp_path):
 def test_sighup_replaces_the_workers_while_phones_keep_getting_answers(tmp_path):
     server, port = start_server(tmp_path)
     try:
-        old = set(children(server.pid))
+        old = set(workers_of(server.pid))
         codes: list[int] = []
         polling = threading.Event()
         poller = threading.Thread(target=keep_asking, args=(port, codes, polling))
         poller.start()
         server.send_signal(signal.SIGHUP)
-        wait_for(lambda: all(gone(pid) for pid in old) and len(children(server.pid)) == 2)
+        wait_for(lambda: all(gone(pid) for pid in old) and len(workers_of(server.pid)) == 2)
         polling.set()
         poller.join()
-        assert not old & set(children(server.pid))
+        assert not old & set(workers_of(server.pid))
         assert codes and set(codes) == {200}
     finally:
         stop(server)
@@ -158,11 +159,11 @@ def keep_asking(port: int, codes: list[int], done: threading.Event) -> None:
 def test_a_stuck_worker_is_replaced(tmp_path):
     server, port = start_server(tmp_path, GUNICORN_CMD_ARGS="--timeout 2")
     try:
-        stuck, other = children(server.pid)
+        stuck, other = workers_of(server.pid)
         os.kill(stuck, signal.SIGSTOP)  # it no longer tells the master it is alive
         log = tmp_path / "server.log"
-        wait_for(lambda: gone(stuck) and len(children(server.pid)) == 2, log=log)
-        assert other in children(server.pid)
+        wait_for(lambda: gone(stuck) and len(workers_of(server.pid)) == 2, log=log)
+        assert other in workers_of(server.pid)
         assert status(port, "/healthz") == 200
     finally:
         stop(server)
@@ -172,7 +173,8 @@ def test_one_worker_is_served_by_waitress_in_the_process(tmp_path):
     server, port = start_server(tmp_path, workers=1)
     try:
         assert status(port, "/healthz") == 200
-        assert children(server.pid) == []
+        assert workers_of(server.pid) == []  # its background process alone
+        assert len(background(server.pid)) == 1
     finally:
         stop(server)
 

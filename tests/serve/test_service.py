@@ -25,7 +25,8 @@ from functools import partial
 
 import pytest
 from phones import gone, server_env, stop, wait_for
-from servers import ROOT, children, free_port
+from servers import ROOT, free_port
+from servers import workers as server_workers
 
 from companion.store import no_server_on
 
@@ -235,7 +236,7 @@ def back(supervisor: Supervisor, master: int, workers: list[int], port: int) -> 
     (orphaned, they may answer for a moment)."""
     new = supervisor.process.pid
     try:
-        if new == master or not all_gone(workers) or len(children(new)) != 2:
+        if new == master or not all_gone(workers) or len(server_workers(new)) != 2:
             return False
     except FileNotFoundError:  # the new one ended already (a busy port): the next comes
         return False
@@ -262,7 +263,7 @@ def test_a_killed_server_is_back_and_serving_within_ten_seconds(tmp_path):
         times = []
         for _ in range(KILLS):
             master = supervisor.process.pid
-            workers = children(master)
+            workers = server_workers(master)
             assert len(workers) == 2
             phones = polling_phones(port)  # their kept-alive connections hold the workers
             os.kill(master, signal.SIGKILL)

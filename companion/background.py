@@ -1,0 +1,200 @@
+"""The work a write leaves for later, in a process of its own at the lowest CPU priority,
+so the table never waits for it: a round is stored and pushed to every phone, and its
+luck follows in a second push.
+
+``python -m companion.serve`` (and so ``make run``) starts it beside the server's workers
+(``start``), and tells them so (``LUCK_APART``): their writes then place no card for luck.
+It follows the database as the phones' live streams do (SQLite's ``data_version``,
+PostgreSQL's ``NOTIFY``: ``store.follow_changes``), and for every match whose version
+moved since it looked, figures the luck that is not in line with no write open, then
+stores it a game at a time, each in a short write through the writer queue
+(``store.luck_after``). Its first look takes every match: what a server stopped before it
+was figured, an import, an upgrade. It ends when the server that started it is gone.
+
+A process, not a thread: Python runs one thread of a process at a time, and 0.1 s of
+placing cards in a server's worker holds up every stream and request of that worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+
+from flask import Flask
+from sqlalchemy import select
+
+from companion import store
+from companion.db import db
+from companion.models import Match
+
+RETRY_AFTER = 1.0  # seconds before following the database again after it failed
+NICEST = 19  # the lowest CPU priority: on a Raspberry Pi's share of a core, the table first
+
+logger = logging.getLogger(__name__)
+
+
+def start(config: dict, method: str | None = None) -> int | None:
+    """Start the background process for a server with this config: its process id; None
+    (logged) when it cannot start, and the workers then figure luck after each answer.
+
+    Forked where the system can (``method`` None): the server calls it before it has any
+    thread or connection (``serve.main``), and a forked process shares the server's pages
+    of Python, Flask and numpy instead of loading its own (75 MB of memory spawned, 41 MB
+    forked). A plain ``os.fork``, not multiprocessing's: the server's workers, forked
+    after it, would take it for a child of theirs and end it as they exit. A test, whose
+    process has threads, asks for "spawn" (as Windows does).
+    """
+    parent = os.getpid()
+    if (method or ("spawn" if sys.platform == "win32" else "fork")) == "spawn":
+        return spawned(config, parent)
+    try:
+        pid = fork()
+    except OSError:
+        logger.exception("the background process could not start: the workers figure luck")
+        return None
+    if pid == 0:  # the background process: it never returns into the server's code
+        code = 1
+        try:
+            run(config, parent)
+            code = 0
+        except BaseException:
+            logger.exception("the background process failed")
+        finally:
+            os._exit(code)
+    return pid
+
+
+def fork() -> int:
+    """``os.fork``; under gevent's patching (the server's launcher), gevent's fork that
+    makes the child's hub anew but sets no child watcher: a libev child watcher reaps
+    every child of the server, and gunicorn's master then lost its workers' ends and
+    left them as zombies. (gevent is there on POSIX only, with the launcher.)"""
+    if "gevent.monkey" in sys.modules:
+        from gevent.os import fork_gevent
+
+        return fork_gevent()
+    return os.fork()
+
+
+@contextmanager
+def running(config: dict) -> Iterator[bool]:
+    """The background process while the block runs (True; False when it cannot start),
+    stopped once the block ends: the server's own end is the process's."""
+    pid = start(config)
+    try:
+        yield pid is not None
+    finally:
+        if pid is not None:
+            stop(pid)
+
+
+def stop(pid: int) -> None:
+    """End the background process and wait for it (a server reaps its children itself:
+    it may be gone already)."""
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    with suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def spawned(config: dict, parent: int) -> int | None:
+    """The background process as a fresh interpreter (multiprocessing's "spawn")."""
+    process = multiprocessing.get_context("spawn").Process(
+        target=run, args=(config, parent), name="companion-background", daemon=True
+    )
+    try:
+        process.start()
+    except (OSError, RuntimeError):
+        logger.exception("the background process could not start: the workers figure luck")
+        return None
+    return process.pid
+
+
+def app_apart(config: dict) -> Flask:
+    """An app with only what work apart uses: the server's settings, its database, and
+    the database's own hooks (SQLite's writer queue, which the server's writes share)."""
+    app = Flask(__name__)
+    app.config.update(config)
+    db.init_app(app)
+    store.hook_storage(app)
+    return app
+
+
+def run(config: dict, parent: int) -> None:
+    """The process: at the lowest priority, follow the database until ``parent`` is gone.
+
+    Ctrl-C reaches every process of the terminal's group: the server's end ends this
+    one (``Matches.watches``), so it does not end twice with a traceback.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    lowest_priority()
+    app = app_apart(config)
+    with app.app_context():
+        follow(Matches(db.engine, parent))
+
+
+def lowest_priority() -> None:
+    """This process's CPU priority at its lowest (nice 19), where the system has one."""
+    if hasattr(os, "nice"):
+        os.nice(NICEST - os.nice(0))
+
+
+def follow(matches: Matches) -> None:
+    """Follow the database's changes until the server is gone; after a failure, again."""
+    follower = store.follow_changes(db.engine)
+    while matches.watches:
+        try:
+            follower(matches)
+        except Exception as error:  # the database went away: try again shortly
+            logger.warning("following the database failed: %s", error)
+            time.sleep(RETRY_AFTER)
+
+
+class Matches:
+    """Every match's version as this process last left it, driven by the database's
+    follower as a live stream's feed is (``watches``, ``refresh``)."""
+
+    def __init__(self, engine, parent: int) -> None:
+        self.engine, self.parent = engine, parent
+        self.seen: dict[int, int] = {}
+
+    @property
+    def watches(self) -> bool:
+        """True while the server that started this process runs."""
+        return os.getppid() == self.parent
+
+    def refresh(self, ids: Iterable[int] | None = None) -> None:
+        """Figure the luck of every match (or of ``ids``) whose version moved."""
+        for match_id in self.moved(ids):
+            if not self.watches:
+                return
+            self.figure(match_id)
+
+    def moved(self, ids: Iterable[int] | None) -> list[int]:
+        """The matches (of ``ids``, or all) whose version is not the one last seen."""
+        query = select(Match.id, Match.version).order_by(Match.id)
+        if ids is not None:
+            query = query.where(Match.id.in_(list(ids)))
+        rows = db.session.execute(query).all()
+        db.session.rollback()
+        return [match_id for match_id, version in rows if self.seen.get(match_id) != version]
+
+    def figure(self, match_id: int) -> None:
+        """A match's luck put in line; a failure is logged and the match left until it
+        moves again (so one match the rules refuse cannot hold up the others)."""
+        try:
+            version = store.luck_after(match_id)
+        except Exception:
+            logger.exception("figuring the luck of match %d failed", match_id)
+            db.session.rollback()
+            version = db.session.scalar(select(Match.version).where(Match.id == match_id))
+        finally:
+            db.session.remove()  # nothing of one match stays in memory for the next
+        if version is not None:
+            self.seen[match_id] = version

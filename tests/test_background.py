@@ -1,0 +1,165 @@
+"""Nothing heavy on the table's path (issue 42): a round's write places no card for luck;
+a process of its own, at the lowest CPU priority, follows the database and figures it
+after, a game at a time, each in a short write that pushes it to the phones."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from driver import add_players, enter_round, play_game, start_game, start_match
+from sqlalchemy import func, select
+
+from companion import background, rules
+from companion.db import db
+from companion.derived.tables import PlayLuck
+from companion.models import Match
+
+pytestmark = pytest.mark.app_config(LUCK_APART=True)
+
+
+def version_of(app, match_id: int) -> int:
+    with app.app_context():
+        return db.session.scalar(select(Match.version).where(Match.id == match_id))
+
+
+def luck_rows(app, match_id: int) -> int:
+    with app.app_context():
+        query = select(func.count()).select_from(PlayLuck).where(PlayLuck.match_id == match_id)
+        return db.session.scalar(query)
+
+
+def one_look(app) -> None:
+    """What the background process does at each change it sees, here in this process."""
+    with app.app_context():
+        background.Matches(db.engine, os.getppid()).refresh()
+
+
+@pytest.fixture
+def started(client):
+    """Anna, Ben and Cleo at game 1 of a match, no round yet: the match's id and players."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    assert start_game(client, match_id, [10, 30, 50, 70]).status_code == 303
+    return match_id, ids
+
+
+def test_a_rounds_write_places_no_card_for_luck(app, client, started, monkeypatch):
+    match_id, ids = started
+
+    def no_luck_here(*args, **kwargs):
+        raise AssertionError("luck was figured in the round's write")
+
+    monkeypatch.setattr(rules, "game_odds", no_luck_here)
+    before = version_of(app, match_id)
+    assert (
+        enter_round(client, match_id, dict(zip(ids, (11, 31, 51), strict=True))).status_code == 303
+    )
+    assert version_of(app, match_id) == before + 1  # stored and pushed: the round's own write
+    assert luck_rows(app, match_id) == 0
+    monkeypatch.undo()
+    one_look(app)
+    assert luck_rows(app, match_id) == 3
+    assert version_of(app, match_id) == before + 2  # the second push: the luck's write
+
+
+def test_the_round_reaches_the_other_phones_while_luck_is_slowed_on_purpose(
+    app, client, started, monkeypatch
+):
+    """Luck held on purpose (until the round is stored): the round's answer and its push
+    come meanwhile; the luck follows in a write of its own once it is let go."""
+    match_id, ids = started
+    assert (
+        enter_round(client, match_id, dict(zip(ids, (11, 31, 51), strict=True))).status_code == 303
+    )
+    figuring, let_go = threading.Event(), threading.Event()
+    game_odds = rules.game_odds
+
+    def slowed(*args, **kwargs):
+        figuring.set()
+        assert let_go.wait(60), "the test never let luck go"
+        return game_odds(*args, **kwargs)
+
+    monkeypatch.setattr(rules, "game_odds", slowed)
+    look = threading.Thread(target=one_look, args=(app,))
+    look.start()
+    try:
+        assert figuring.wait(60), "the background never figured"
+        before = version_of(app, match_id)
+        response = enter_round(client, match_id, dict(zip(ids, (12, 32, 52), strict=True)))
+        assert response.status_code == 303
+        assert version_of(app, match_id) == before + 1  # every phone's stream sees it now
+        assert look.is_alive()  # and luck is still being figured
+    finally:
+        let_go.set()
+        look.join(60)
+    # Figured from the match before round 2: not stored over it (the version moved on).
+    assert luck_rows(app, match_id) == 0
+    one_look(app)  # the next look, as round 2's change brings it: both rounds
+    assert luck_rows(app, match_id) == 6
+
+
+def test_a_match_that_moved_on_is_figured_at_the_next_look(app, client, started):
+    """A look that finds nothing stale writes nothing: no push for nothing, no loop."""
+    match_id, ids = started
+    assert (
+        enter_round(client, match_id, dict(zip(ids, (11, 31, 51), strict=True))).status_code == 303
+    )
+    one_look(app)
+    settled = version_of(app, match_id)
+    watcher = background.Matches(None, os.getppid())
+    with app.app_context():
+        watcher.refresh()
+        watcher.refresh()
+    assert version_of(app, match_id) == settled
+
+
+def test_a_whole_game_is_figured_with_the_whole_hands_after_its_end(app, client):
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    play_game(client, match_id, ids, random.Random(5))
+    one_look(app)
+    with app.app_context():
+        whole = db.session.scalars(select(PlayLuck.whole).where(PlayLuck.match_id == match_id))
+        assert list(whole) == [True] * 20
+
+
+@pytest.mark.slow
+def test_the_process_follows_the_database_at_the_lowest_priority(app, client):
+    """The real process, as ``python -m companion.serve`` starts it (forked there, spawned
+    here): it follows the database by itself and runs at nice 19."""
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    play_game(client, match_id, ids, random.Random(6))
+    assert luck_rows(app, match_id) == 0  # LUCK_APART: the writes left it to the process
+    pid = background.start(dict(app.config), "spawn")  # this process has threads
+    assert pid is not None
+    try:
+        deadline = time.monotonic() + 60
+        while luck_rows(app, match_id) < 20:
+            assert alive(pid) and time.monotonic() < deadline, "nothing was figured"
+            time.sleep(0.1)
+        if hasattr(os, "getpriority"):
+            assert os.getpriority(os.PRIO_PROCESS, pid) == background.NICEST
+        # A round of a new game while it runs: it sees the change and figures it too.
+        assert start_game(client, match_id, [10, 30, 50, 70], game=2).status_code == 303
+        assert enter_round(client, match_id, {ids[0]: 11, ids[1]: 31}, game=2).status_code == 303
+        while luck_rows(app, match_id) < 22:
+            assert alive(pid) and time.monotonic() < deadline, "round 1 of game 2"
+            time.sleep(0.1)
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+
+
+def alive(pid: int) -> bool:
+    """The process runs (and is no zombie waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
