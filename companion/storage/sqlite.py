@@ -187,7 +187,9 @@ _writers_lock = threading.Lock()
 def writer_lock(path: str | None) -> WriterLock:
     """The writer lock of the database at ``path``, one per process."""
     with _writers_lock:
-        return _writers.setdefault(path, WriterLock(path))
+        if path not in _writers:  # made once: a FileLock registers itself for fork
+            _writers[path] = WriterLock(path)
+        return _writers[path]
 
 
 def _forget_writer_locks() -> None:
