@@ -37,6 +37,7 @@ ROUTES = [
     (MATCH, GET, match_pages.show),
     (f"{MATCH}/grid", GET, match_pages.grid),
     (f"{MATCH}/scoreboard", GET, match_pages.scoreboard),
+    (f"{MATCH}/bgstats", GET, match_pages.bgstats),
     (f"{MATCH}/table", GET, live.table_view),
     (f"{MATCH}/live", GET, live.poll),
     (f"{MATCH}/events", GET, push.events),

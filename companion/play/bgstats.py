@@ -1,4 +1,5 @@
-"""A finished match as a play for BG Stats, in one link (and, on the TV, one QR code).
+"""A finished match as a play for BG Stats, in one link (and, on the TV, one QR code of a
+short link that leads to it).
 
 BG Stats takes a play from another app as url-encoded JSON on its documented link
 (support page "Push plays to BG Stats from other apps or websites"):
@@ -19,12 +20,12 @@ from datetime import datetime
 from typing import NamedTuple
 from urllib.parse import quote
 
-from flask import current_app
+from flask import current_app, url_for
 from flask_babel import to_user_timezone
 from markupsafe import Markup
 
 from companion.derived.timing import MatchTimes
-from companion.play.links import qr_svg
+from companion.play.links import public_base_url, qr_svg
 from companion.state import MatchState
 
 CREATE_PLAY = "https://app.bgstatsapp.com/createPlay.html"
@@ -84,12 +85,20 @@ class BgStats(NamedTuple):
     """A finished match's BG Stats link, and its QR code for the TV."""
 
     url: str
+    match_id: int
 
     @property
     def qr(self) -> Markup | None:
-        """The link as an inline SVG QR code (made when a page shows it); None when it is
-        too long for one."""
-        return qr_svg(self.url, low_correction=True)
+        """The QR code for the TV (made when a page shows it): the companion's own short
+        link (``short_link``), not the play's: a ten-player play is 2 px a module on a TV,
+        too fine for a phone on the sofa, and 0.15 s of CPU to draw each time."""
+        return qr_svg(short_link(self.match_id))
+
+
+def short_link(match_id: int) -> str:
+    """The companion's own link that leads to the play's (``play.bgstats``), at an
+    address other phones reach."""
+    return public_base_url() + url_for("play.bgstats", match_id=match_id)
 
 
 def bgstats_link(state: MatchState, times: MatchTimes) -> BgStats | None:
@@ -106,4 +115,5 @@ def bgstats_link(state: MatchState, times: MatchTimes) -> BgStats | None:
     ]
     local = to_user_timezone(span.start).replace(tzinfo=None)
     location = current_app.config.get("LOCATION") or DEFAULT_LOCATION
-    return BgStats(play_link(play_data(state.match.id, seats, local, span.minutes, location)))
+    match_id = state.match.id
+    return BgStats(play_link(play_data(match_id, seats, local, span.minutes, location)), match_id)

@@ -7,12 +7,12 @@ every phone that joined with the old ones.
 
 from __future__ import annotations
 
+import functools
 import os
 from urllib.parse import urlsplit
 
 import click
 import qrcode
-import qrcode.constants
 import qrcode.image.svg
 from flask import abort, current_app, redirect, request, session, url_for
 from flask.cli import with_appcontext
@@ -141,17 +141,16 @@ def public_base_url() -> str:
     return configured_base(current_app.config, parts.scheme, parts.hostname or "", parts.port)
 
 
-def qr_svg(url: str, low_correction: bool = False) -> Markup | None:
+@functools.lru_cache(maxsize=64)
+def qr_svg(url: str) -> Markup | None:
     """The URL as an inline SVG QR code (paths and attributes only: CSP-safe), or None
-    when it holds more than the largest QR code can (version 40: a ten-player BG Stats
-    play with long names in Greek or emoji).
+    when it holds more than the largest QR code can (version 40).
 
-    ``low_correction``: the lowest error correction, for a long link shown on a screen
-    (a ten-player BG Stats play): more room for data, nothing lost to dirt on paper.
+    Kept for the last links drawn: every push to a TV renders its page again, and a code
+    takes milliseconds to draw where reading it back takes none.
     """
-    options = {"error_correction": qrcode.constants.ERROR_CORRECT_L} if low_correction else {}
     try:
-        image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, border=2, **options)
+        image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, border=2)
     except ValueError:  # qrcode's "Invalid version (was 41, expected 1 to 40)"
         return None
     svg = image.to_string(encoding="unicode")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from flask import abort, redirect
+
 from companion.derived.timing import match_times
+from companion.play.bgstats import bgstats_link
 from companion.play.board import match_view, totals_chart
 from companion.play.undo import typed_back
 from companion.state import current_state
@@ -35,3 +38,12 @@ def scoreboard(match_id: int):
         leader_names=", ".join(state.name(p) for p in context["running"].leaders),
         chart=totals_chart(state),
     )
+
+
+def bgstats(match_id: int):
+    """The short link the TV's QR code carries: on to the finished match's play in BG
+    Stats (404 while the match is played)."""
+    state = current_state(match_id)
+    if not state.over:
+        abort(404)
+    return redirect(bgstats_link(state, match_times([match_id])[match_id]).url, 303)

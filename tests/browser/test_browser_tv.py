@@ -71,6 +71,22 @@ def assert_a_shared_screen(tv, size: tuple[int, int]) -> None:
     assert box["top"] <= 0.1 * height and 0.6 * height <= box["bottom"] <= height, box
 
 
+# The BG Stats code: on the screen, and each module at least this many pixels wide.
+QR_MODULE_PX = 4
+QR_BOX = """el => { const r = el.getBoundingClientRect();
+  return {modules: el.viewBox.baseVal.width, width: r.width, height: r.height, inView:
+          r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth}; }"""
+
+
+def assert_a_code_a_phone_reads_from_the_sofa(tv) -> None:
+    """The finding: the play itself in the code made ~2 px modules at 720 lines. The code
+    of the short link is whole on the screen, its modules ``QR_MODULE_PX`` wide at least."""
+    code = tv.locator(".bgstats-qr svg")
+    expect(code).to_be_visible()
+    box = code.evaluate(QR_BOX)
+    assert box["inView"] and box["width"] / box["modules"] >= QR_MODULE_PX, box
+
+
 def shown_totals(page, rows: str) -> dict[str, tuple[int, bool]]:
     """A totals table's rows: name -> (total, tagged as leading)."""
     found = page.eval_on_selector_all(
@@ -165,6 +181,7 @@ def test_the_table_view_and_the_phone_at_the_matchs_end(
             assert tv.locator(".standings-table tbody tr").count() == 10
             tv.screenshot(path=artifacts / f"tv-match-end-{lang}-{size[0]}x{size[1]}.png")
             assert_a_shared_screen(tv, size)
+            assert_a_code_a_phone_reads_from_the_sofa(tv)
         finally:
             tv.context.close()
     page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])

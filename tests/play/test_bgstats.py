@@ -95,43 +95,67 @@ def test_the_bgstats_link_carries_the_play_the_scoreboard_shows(client, app, cou
     assert [player["rank"] for player in play["players"]][:3] == [1, 1, 3]
 
 
+def tv_qr(tv_html: str) -> str:
+    """The text of the QR code on the TV's final standings."""
+    (svg,) = re.findall(r'<figure class="bgstats-qr"><svg .*?</svg>', tv_html, re.S)
+    return qr_text(svg)
+
+
+LAN = "http://192.168.1.20:8000"  # a phone's way to the companion
+
+
+@pytest.mark.app_config(TRUSTED_HOSTS=["192.168.1.20"])
 def test_every_view_of_the_finished_match_has_the_same_link(client, app):
-    """The match page, the TV (link and QR code) and a phone with the watch link."""
+    """The match page, the TV (link, and QR code of the short link that leads to it) and
+    a phone with the watch link."""
     _ids, match_id = play_with_a_tie(client, 10, seed=1)  # a tie within a game's 167 bulls
     (link,) = set(LINK.findall(client.get(f"/matches/{match_id}/scoreboard").text))
     assert set(LINK.findall(client.get(f"/matches/{match_id}").text)) == {link}
-    tv = client.get(f"/matches/{match_id}/table").text
+    tv = client.get(f"/matches/{match_id}/table", base_url=LAN).text
     assert set(LINK.findall(tv)) == {link}
-    (svg,) = re.findall(r'<figure class="bgstats-qr"><svg .*?</svg>', tv, re.S)
-    assert qr_text(svg) == unescape(link)
+    short = tv_qr(tv)
+    assert short == f"{LAN}/matches/{match_id}/bgstats"
+    answer = client.get(short)
+    assert answer.status_code == 303 and answer.location == unescape(link)
     _player, watch = tokens(app, match_id)
     watcher = phone(app, match_id, watch)
     assert set(LINK.findall(watcher.get(f"/matches/{match_id}").text)) == {link}
 
 
-def test_a_play_too_long_for_a_qr_code_leaves_the_tv_standing(client, app):
-    """The finding: ten long Greek and emoji names made the TV answer 500 (qrcode's
-    "Invalid version (was 41…)") and its stream die. The TV says to log it from a phone,
-    whose button still carries the whole play."""
+@pytest.mark.app_config(TRUSTED_HOSTS=["192.168.1.20"])
+def test_the_tv_code_is_big_enough_for_a_phone_on_the_sofa(client):
+    """The finding: a ten-player play in the QR code itself was about 2 px a module at
+    720 lines. The short link makes a code of at most 37 modules with its border (version
+    4 at the default correction), so the TV's 36 % of its height gives each 7 px."""
+    _ids, match_id = play_with_a_tie(client, 10, seed=1)
+    tv = client.get(f"/matches/{match_id}/table", base_url=LAN).text
+    (size,) = re.findall(r'<figure class="bgstats-qr"><svg [^>]*viewBox="0 0 (\d+) ', tv)
+    assert int(size) <= 37
+
+
+def test_a_long_play_still_has_its_code(client, app):
+    """The finding of an attack run: ten long Greek and emoji names made the TV answer
+    500 (qrcode's "Invalid version (was 41…)"). The short link is as long for any play,
+    and leads to the whole of it."""
     names = [("🐂Ωμέγα" * 5)[:29] + chr(0x3B1 + seat) for seat in range(10)]
     ids = add_players(client, *names)
     match_id = start_match(client, ids, end_kind="games", end_value=1)
     score_game(client, match_id, {pid: seat for seat, pid in enumerate(ids)})
     tv = client.get(f"/matches/{match_id}/table")
     assert tv.status_code == 200
-    assert '<figure class="bgstats-qr">' not in tv.text
-    assert "This play is too long for a QR code" in unescape(tv.text)
     live = client.get(f"/matches/{match_id}/live?since=0&view=table")
-    assert live.status_code == 200 and "too long for a QR code" in live.text
-    (link,) = set(LINK.findall(client.get(f"/matches/{match_id}/scoreboard").text))
-    assert [player["name"] for player in decoded(link)["players"]] == names
+    assert live.status_code == 200 and tv_qr(live.text) == tv_qr(tv.text)
+    leads_to = client.get(tv_qr(tv.text)).location
+    assert [player["name"] for player in decoded(leads_to)["players"]] == names
 
 
 def test_a_match_being_played_has_no_link(client, table):
-    """Only a finished match is a play to log."""
+    """Only a finished match is a play to log: its short link is not found yet."""
     _ids, match_id = table
     assert not LINK.findall(client.get(f"/matches/{match_id}").text)
     assert not LINK.findall(client.get(f"/matches/{match_id}/scoreboard").text)
+    assert client.get(f"/matches/{match_id}/bgstats").status_code == 404
+    assert client.get("/matches/99999/bgstats").status_code == 404
 
 
 @pytest.mark.app_config(LOCATION="Gartenhaus")

@@ -179,6 +179,7 @@ def seed(tmp_path_factory) -> Seed:
         "history.confirm_delete": {"match_id": str(finished)},
         "history.delete": {"match_id": str(finished)},
         "play.rematch": {"match_id": str(finished)},  # a rematch only once it is over
+        "play.bgstats": {"match_id": str(finished)},  # the play of a finished match
         "play.join": {"match_id": str(waiting), "token": tokens[waiting]},
         "i18n.set_language": {"code": "de"},
         "static": {"filename": "css/app.css"},

@@ -620,6 +620,7 @@ NOT_PAGES = {
     "play.events",
     "play.grid",
     "play.follow_rematch",
+    "play.bgstats",
     "play.luck_json",
     "backup.export_json",
     "backup.match_csv_file",
