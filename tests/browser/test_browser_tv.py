@@ -78,6 +78,16 @@ QR_BOX = """el => { const r = el.getBoundingClientRect();
           r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth}; }"""
 
 
+# The names whose text does not lie whole inside its cell (cut, or clipped by overflow).
+CUT_NAMES = """cells => cells.filter(cell => {
+  const name = cell.querySelector('.name'), range = document.createRange();
+  range.selectNodeContents(name);
+  const text = range.getBoundingClientRect(), box = cell.getBoundingClientRect();
+  return name.scrollWidth > name.clientWidth || text.left < box.left - 1
+    || text.right > box.right + 1 || text.top < box.top - 1 || text.bottom > box.bottom + 1;
+}).map(cell => cell.textContent.trim())"""
+
+
 def assert_a_code_a_phone_reads_from_the_sofa(tv) -> None:
     """The finding: the play itself in the code made ~2 px modules at 720 lines. The code
     of the short link is whole on the screen, its modules ``QR_MODULE_PX`` wide at least."""
@@ -182,6 +192,7 @@ def test_the_table_view_and_the_phone_at_the_matchs_end(
             tv.screenshot(path=artifacts / f"tv-match-end-{lang}-{size[0]}x{size[1]}.png")
             assert_a_shared_screen(tv, size)
             assert_a_code_a_phone_reads_from_the_sofa(tv)
+            assert tv.eval_on_selector_all(".standings-table tbody th", CUT_NAMES) == []
         finally:
             tv.context.close()
     page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])

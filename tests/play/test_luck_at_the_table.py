@@ -4,6 +4,7 @@ the round's improbable take in words; the game's end with each player's expected
 
 import random
 import re
+from html import unescape as html_unescape
 
 import pytest
 from correcting import correct
@@ -301,3 +302,52 @@ def test_a_games_end_answers_first_and_figures_its_luck_once_it_is_sent(app, cli
 def state_version(app, match_id):
     with app.app_context():
         return db.session.get(Match, match_id).version
+
+
+def cells(html: str, section: str) -> list[list[str]]:
+    """The rows of the first table of this class, as the texts of their cells."""
+    table = re.search(rf'<table[^>]*class="[^"]*{section}[^"]*".*?</table>', html, re.S).group(0)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)
+    return [
+        [
+            re.sub(r"<[^>]+>|\s+", " ", cell).strip()
+            for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)
+        ]
+        for row in rows
+    ]
+
+
+def test_the_matchs_end_shows_the_matchs_expected_bulls_and_luck(client):
+    """Issue 43: under "Final standings" the TV showed the last game's Expected column and
+    luck sentences; the match's end has the match's, beside the totals, and a phone's final
+    standings name their columns (Total, Expected)."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids, end_kind="games", end_value=2)
+    for game in (1, 2):
+        play_game(client, match_id, ids, random.Random(40 + game))
+    games = [luck_of(client, match_id, game) for game in (1, 2)]
+    expected = {
+        pid: sum(p["expected"] for g in games for p in g["players"] if p["player_id"] == pid)
+        for pid in ids
+    }
+    names = dict(zip(ids, ["Anna", "Ben", "Cleo"], strict=True))
+    tv = client.get(f"/matches/{match_id}/table").text
+    head, *rows = cells(tv, "standings-table")
+    assert head[:4] == ["Player", "Game 2", "Total", "Expected"]
+    shown = {row[0].split()[0]: row[3] for row in rows}
+    assert shown == {names[pid]: f"{expected[pid]:.1f}" for pid in ids}
+    lucky = re.search(r'<p class="luck-lucky">(.*?)</p>', tv, re.S).group(1)
+    luckiest = max(
+        ids,
+        key=lambda pid: sum(
+            p["luck"] for g in games for p in g["players"] if p["player_id"] == pid
+        ),
+    )
+    assert f"expected from the cards {expected[luckiest]:.1f} bulls" in unescape_text(lucky)
+    phone_head, *_ = cells(client.get(f"/matches/{match_id}").text, "final-totals")
+    assert phone_head == ["Player", "Total", "Expected"]
+
+
+def unescape_text(html: str) -> str:
+    """A fragment's text: tags dropped, entities read."""
+    return html_unescape(re.sub(r"<[^>]+>", "", html))
