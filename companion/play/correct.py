@@ -117,7 +117,7 @@ def correct(match_id: int, game: int, number: int):
         return show_form(current_state(match_id), game, number, form, {"form": race_message()}, 422)
     # At the notice of what changed: a page with a fragment skips its autofocus, which
     # would scroll to the next round's fields, above the notice's lines.
-    return redirect(url_for("play.show", match_id=match_id, _anchor="corrected-heading"), 303)
+    return redirect(url_for("play.show", match_id=match_id, _anchor="corrected"), 303)
 
 
 def show_review(review: Review, game: int, number: int, form):

@@ -88,8 +88,10 @@ def test_a_card_three_rounds_back_corrected_shows_what_changed_on_two_phones(
         page.get_by_role("button", name="Store the correction").click()
 
         heading = "Round 2 of game 1 was corrected"
-        # The page opens at what changed, not scrolled down to the next round's fields.
+        # The page opens at what changed, not scrolled down to the next round's fields:
+        # the whole summary in view (it sat 17 px above the screen, issue 43).
         expect(page.get_by_role("heading", name=heading)).to_be_in_viewport()
+        expect(page.locator(".corrected")).to_be_in_viewport(ratio=1)
         for phone in (page, other):
             notice = phone.locator(".corrected")
             expect(notice.get_by_role("heading", name=heading)).to_be_visible(timeout=15_000)

@@ -199,7 +199,7 @@ def test_the_stored_correction_opens_at_its_notice(client, trio):
     three_rounds(client, match_id, (anna, ben, cleo))
     stored = correct(client, match_id, 1, 1, cards={anna: 39})
     assert stored.status_code == 303
-    assert stored.headers["Location"].endswith(f"/matches/{match_id}#corrected-heading")
+    assert stored.headers["Location"].endswith(f"/matches/{match_id}#corrected")
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
     assert 'id="corrected-heading"' in page
 
