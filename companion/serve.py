@@ -180,12 +180,19 @@ def listen_and_serve(app, listener: socket.socket, args: argparse.Namespace, set
     else:
         print(f"Open {url} on a phone on the same network", flush=True)
         print_qr(url)
+        print(names_line(app.config["TRUSTED_HOSTS"]), flush=True)
     sys.stdout.flush()
     if args.workers == 1 or BaseApplication is object:
         serve(app, listener)
     else:
         allow_open_files()
         Gunicorn(listener, args.workers, settings).run()
+
+
+def names_line(names: list[str]) -> str:
+    """The banner's line of the names the server answers to (companion.web.guard): a
+    phone may open any of them that the network knows, such as http://pi.fritz.box:8000."""
+    return f"It answers to {', '.join(names)} (more: COMPANION_TRUSTED_HOSTS)"
 
 
 def allow_open_files() -> None:

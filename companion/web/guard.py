@@ -2,11 +2,15 @@
 that fit the database.
 
 - **Host.** Only requests for the companion's own names are served (Flask's
-  ``TRUSTED_HOSTS``): this machine's LAN address and host name, localhost, the host of
-  ``PUBLIC_URL`` and any listed in ``TRUSTED_HOSTS``; ports do not matter. Any other
-  name is a 400. Otherwise a web page whose host name an attacker makes resolve to the
-  companion (DNS rebinding) would be served as if it were the companion's own page,
-  cookies, CSRF token, backup and all.
+  ``TRUSTED_HOSTS``): this machine's LAN address and host name, the host name under the
+  network's own domains and the home networks' (``pi.lan``, ``pi.fritz.box``:
+  ``network.home_names``), localhost, the host of ``PUBLIC_URL`` and any listed in
+  ``TRUSTED_HOSTS``; ports do not matter. Any other name is a 400. Otherwise a web page
+  whose host name an attacker makes resolve to the companion (DNS rebinding) would be
+  served as if it were the companion's own page, cookies, CSRF token, backup and all.
+  Another machine's name under a home domain (``other.lan``) is refused too: the
+  household has not given it to us. Werkzeug compares names as the Host header spells
+  them, and browsers send them in lower case, without a trailing dot.
 - **Origin.** A write (POST, PUT, PATCH, DELETE) whose ``Origin``, or else ``Referer``,
   names another site is a 403: Flask-WTF checks them only over HTTPS. Requests with
   neither (curl, old browsers) still need the CSRF token of a form, as before.
@@ -21,7 +25,6 @@ that fit the database.
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -33,7 +36,7 @@ from werkzeug.sansio.utils import host_is_trusted
 
 from companion.models import MAX_ID
 from companion.web.errors import wants_json
-from companion.web.network import configured_base, lan_address
+from companion.web.network import configured_base, home_names, lan_address
 
 # An id as a URL spells it: ASCII digits ([0-9], not \d, which takes any script's
 # digits), no leading zero; 18 digits at most, so converting it is cheap and exact.
@@ -88,13 +91,13 @@ def init_app(app: Flask) -> None:
 
 def own_names(config) -> list[str]:
     """The host names this companion answers to (see the module docstring)."""
-    machine = socket.gethostname()
-    names = [*LOOPBACK, lan_address(), machine, f"{machine}.local"]  # .local: mDNS
+    names = [lan_address(), *home_names()]
     public = str(config.get("PUBLIC_URL") or "")
     if public:
         names.append(urlsplit(public if "//" in public else f"//{public}").hostname or "")
-    names += listed(config.get("TRUSTED_HOSTS"))
-    return sorted({name.strip().lower() for name in names if name and name.strip()})
+    names += [*listed(config.get("TRUSTED_HOSTS")), *LOOPBACK]
+    # The phones' names first, each once: the start-up banner lists them (companion.serve).
+    return list(dict.fromkeys(name.strip().lower() for name in names if name and name.strip()))
 
 
 def listed(value: object) -> Iterable[str]:

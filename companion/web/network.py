@@ -1,8 +1,11 @@
-"""Where phones reach this server: its address on the local network, as a URL and a QR code."""
+"""Where phones reach this server: its address on the local network, as a URL and a QR
+code, and the names it has there."""
 
 import ipaddress
+import re
 import socket
 import sys
+from pathlib import Path
 from typing import TextIO
 
 import qrcode
@@ -14,6 +17,25 @@ ROUTE_PROBE = ("10.255.255.255", 1)
 
 ALL_INTERFACES = {"0.0.0.0", "::", ""}
 DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+# The resolver's configuration (resolv.conf(5)): its "search" and "domain" lines name the
+# network's own domain, which the router hands out with the address. Absent on Windows.
+RESOLV_CONF = Path("/etc/resolv.conf")
+# Where home networks put their machines' names: reserved for private use, or a router's
+# own; nobody on the internet can make this machine's name under them point elsewhere
+# (fritz.box is a public name now, but AVM's).
+HOME_DOMAINS = (
+    "lan",  # OpenWrt's default, and many routers'
+    "home",  # common on routers; ICANN will not delegate it (2018)
+    "home.arpa",  # RFC 8375: for home networks
+    "local",  # RFC 6762: multicast DNS (Avahi, Bonjour)
+    "internal",  # ICANN: reserved for private use (2024)
+    "localdomain",  # many Linux installations' and routers' default
+    "fritz.box",  # AVM FRITZ!Box
+)
+# A host name or domain as a Host header may spell it (lower case, no trailing dot).
+DOMAIN = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*")
+COMMENT = re.compile(r"[#;]")
 
 
 def lan_address() -> str:
@@ -28,6 +50,36 @@ def lan_address() -> str:
         return socket.gethostbyname(socket.gethostname())
     except OSError:
         return "127.0.0.1"
+
+
+def home_names(resolv_conf: Path | None = None) -> list[str]:
+    """This machine's names on the home network, lower case: its host name (and its first
+    label, when it is fully qualified), and that label under each of the network's own
+    domains (``search_domains``) and each of ``HOME_DOMAINS``. Only its own: "other.lan"
+    is another machine's."""
+    full = socket.gethostname().strip().rstrip(".").lower()
+    if not DOMAIN.fullmatch(full):
+        return []  # none, or one no Host header can carry
+    machine = full.partition(".")[0]
+    domains = [*search_domains(resolv_conf or RESOLV_CONF), *HOME_DOMAINS]
+    names = [full, machine, *(f"{machine}.{domain}" for domain in domains)]
+    return list(dict.fromkeys(names))
+
+
+def search_domains(resolv_conf: Path) -> list[str]:
+    """The domains the resolver's configuration names on its "search" and "domain" lines
+    (none when the file cannot be read; "." and odd words left out)."""
+    try:
+        text = resolv_conf.read_text(errors="replace")
+    except OSError:
+        return []
+    domains = []
+    for line in text.splitlines():
+        # A comment's words are no domains, at a line's start or after its values.
+        keyword, *values = COMMENT.split(line, maxsplit=1)[0].split() or [""]
+        if keyword in {"search", "domain"}:
+            domains += [value.rstrip(".").lower() for value in values]
+    return [domain for domain in domains if DOMAIN.fullmatch(domain)]
 
 
 def phone_url(host: str, port: int, scheme: str = "http") -> str:

@@ -94,7 +94,8 @@ def test_localhost_is_served_on_any_port(client, host):
 
 def test_the_lan_address_and_the_host_name_are_served(client):
     machine = socket.gethostname().lower()
-    for host in (f"{lan_address()}:8000", machine, f"{machine}.local:8000"):
+    label = machine.partition(".")[0]  # mDNS and the router name the first label
+    for host in (f"{lan_address()}:8000", machine, f"{label}.local:8000", f"{label}.lan"):
         assert client.get("/", headers={"Host": host}).status_code == 200, host
 
 
@@ -121,7 +122,8 @@ def test_more_names_come_from_the_setting(monkeypatch, tmp_path, setting):
 def test_own_names_without_settings():
     names = own_names({})
     machine = socket.gethostname().lower()
-    assert {"localhost", "127.0.0.1", lan_address(), machine, f"{machine}.local"} <= set(names)
+    label = machine.partition(".")[0]
+    assert {"localhost", "127.0.0.1", lan_address(), machine, f"{label}.local"} <= set(names)
     assert "evil.example" not in names
 
 
