@@ -6,7 +6,13 @@ English, German and French."""
 import re
 
 import pytest
-from browsing import fits_the_phone, new_names, started_match
+from browsing import (
+    fits_the_phone,
+    match_with_rules,
+    new_names,
+    play_cards_game,
+    started_match,
+)
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -141,3 +147,29 @@ def test_the_table_view_reads_the_round_the_same_way(page, live_server):
         assert in_view(tv.locator(".round-summary"))
     finally:
         tv.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_round_ten_shows_its_rows_on_the_phone(page, live_server, artifacts, lang):
+    """Issue 43: after the last round the phone showed the summary and the game's bulls,
+    not the rows. The phone, open while the game is played, turns to round 10 as to any
+    round: what it did, and under it the rows as round 10 left them, both in view."""
+    match_url = match_with_rules(page, live_server, new_names(4, "Ten"), "more_than", 66)
+    page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
+    page.goto(match_url)
+    game = play_cards_game(page, match_url, 1, seed=5)
+    expect(page.locator(".round-summary h2")).to_contain_text("10")  # pushed to the phone
+    rows = page.locator(".live-rows .table-row")
+    expect(rows).to_have_count(4)
+    for number, row in enumerate(game.rows):
+        expect(rows.nth(number).locator(".card-number")).to_have_text([str(c) for c in row])
+    taken = {step.row for step in game.rounds[-1].steps if step.taken}
+    assert taken  # round 10 took a row: the phone says which
+    expect(page.locator(".live-rows .table-row.is-taken")).to_have_count(len(taken))
+    expect(page.locator(".live-end .game-end")).to_be_attached()  # the game's bulls after
+    dealt(page)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=artifacts / f"phone-round-ten-{lang}.png")
+    for part in (page.locator(".round-summary"), page.locator(".live-rows .table-rows")):
+        assert in_view(part), part.bounding_box()
+    fits_the_phone(page)

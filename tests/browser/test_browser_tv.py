@@ -280,30 +280,81 @@ def test_the_table_view_reads_from_the_sofa_in_every_round(
             tv.context.close()
 
 
+def hold_the_last_round(tv) -> None:
+    """Hold the 8 s of round 10 (tv.css's tv-after-the-round) while the test reads it,
+    and wait until its cards have been dealt out (the deal-out is under 2 s). Not
+    wait_for_function: the CSP refuses it."""
+    tv.evaluate("""() => document.getAnimations()
+        .filter(a => a.animationName === 'tv-after-the-round').forEach(a => a.pause())""")
+    for _ in range(30):
+        if tv.evaluate("""() => document.getAnimations().every(a =>
+            a.animationName === 'tv-after-the-round' || a.playState === 'finished')"""):
+            return
+        tv.wait_for_timeout(100)
+    raise AssertionError("the cards are still being dealt out")
+
+
+def let_the_last_round_go(tv) -> None:
+    """Let round 10's 8 s run out."""
+    tv.evaluate("() => document.getAnimations().forEach(a => a.play())")
+
+
+def assert_round_ten_reads_from_the_sofa(tv, size: tuple[int, int], rows: list) -> None:
+    """Round 10 as any round mid-game: its four rows with the cards the engine left on
+    them, and its summary beside them, all on the screen and sofa-sized."""
+    last_round = tv.locator(".last-round")
+    expect(last_round.locator(".round-summary h2")).to_contain_text("10")
+    shown = last_round.locator(".table-row")
+    expect(shown).to_have_count(4)
+    for number, row in enumerate(rows):
+        expect(shown.nth(number).locator(".card-number")).to_have_text([str(c) for c in row])
+    for selector, smallest in (
+        (".last-round .summary-steps .name", SOFA_PX[size]),
+        (".last-round .card-number", SOFA_PX[size]),
+        (".last-round .row-name", 0.75 * SOFA_PX[size]),  # a label, as mid-game
+    ):
+        sizes = tv.eval_on_selector_all(selector, FONT_SIZES)
+        assert sizes and min(sizes) >= smallest, (selector, sizes)
+        assert all(tv.eval_on_selector_all(selector, f"els => els.map({IN_VIEW})")), selector
+    box = tv.evaluate(CONTENT_BOX)
+    assert box["left"] <= 0.1 * size[0] and box["right"] >= 0.75 * size[0], box
+
+
 @pytest.mark.parametrize("lang", ["en", "de", "fr"])
 def test_the_tv_shows_round_ten_before_the_games_standings(
     browser, page, live_server, artifacts, lang
 ):
-    """The round that often decided the game was on the phones only: the TV, open during
-    the game, turns to round 10 over the whole screen when it ends, then to the game's
-    standings once it has been read."""
+    """The round that often decided the game was on the phones only, and then four lines
+    of text on an empty screen: the TV, open during the game, turns to round 10 as any
+    round mid-game (its rows, who took which, beside what it did) when the game ends,
+    then to the game's standings once it has been read. At 1920x1080 too, opened then."""
     size = TV_SIZES[0]
     match_url = match_with_rules(page, live_server, ten_players(), "more_than", 66)
     tv = open_tv(browser, match_url, size, lang)
     try:
-        play_cards_game(page, match_url, 1, seed=11)
+        game = play_cards_game(page, match_url, 1, seed=11)
+        rows = [list(row) for row in game.rows]
         last_round = tv.locator(".last-round")
         expect(last_round).to_be_visible(timeout=10_000)  # by the TV's own polling
-        expect(last_round.locator(".round-summary h2")).to_contain_text("10")
+        hold_the_last_round(tv)
         tv.screenshot(path=artifacts / f"tv-round-ten-{lang}.png")
-        sizes = tv.eval_on_selector_all(".last-round .summary-steps .name", FONT_SIZES)
-        assert len(sizes) == 10 and min(sizes) >= SOFA_PX[size]
-        assert all(
-            tv.eval_on_selector_all(".last-round .summary-step", f"els => els.map({IN_VIEW})")
-        )
+        assert_round_ten_reads_from_the_sofa(tv, size, rows)
+        assert len(tv.eval_on_selector_all(".last-round .summary-steps .name", FONT_SIZES)) == 10
+        let_the_last_round_go(tv)
         expect(last_round).to_be_hidden(timeout=15_000)  # read: the standings come
         expect(tv.locator(".standings-table tbody tr")).to_have_count(10)
         tv.screenshot(path=artifacts / f"tv-after-round-ten-{lang}.png")
+        assert_a_shared_screen(tv, size)
+    finally:
+        tv.context.close()
+    size = TV_SIZES[1]
+    tv = open_tv(browser, match_url, size, lang)
+    try:
+        hold_the_last_round(tv)
+        tv.screenshot(path=artifacts / f"tv-round-ten-{lang}-{size[0]}x{size[1]}.png")
+        assert_round_ten_reads_from_the_sofa(tv, size, rows)
+        let_the_last_round_go(tv)
+        expect(tv.locator(".last-round")).to_be_hidden(timeout=15_000)
         assert_a_shared_screen(tv, size)
     finally:
         tv.context.close()

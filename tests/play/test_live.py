@@ -12,6 +12,7 @@ from driver import (
     i_am,
     pending_of,
     phone,
+    play_game,
     score_game,
     start_game,
     start_match,
@@ -308,3 +309,46 @@ def test_a_version_of_hidden_cards_reads_like_a_full_replay(client, app, table, 
         while (pending := pending_of(client, match_id)) is not None:
             assert choose(client, match_id, pending.player, pending.suggested).status_code == 303
     assert len(derived) >= 4 * (len(ids) - 1)  # every card but a round's first, at least
+
+
+CARD_NUMBERS = re.compile(r'<span class="card-number">(\d+)</span>')
+ROW_ITEMS = re.compile(r'<li class="table-row[^"]*">(.*?)</ol>\s*</li>', re.S)
+
+
+def rows_in(html: str) -> list[list[int]]:
+    """The four rows of a table_rows list, as card numbers, top to bottom."""
+    return [[int(n) for n in CARD_NUMBERS.findall(row)] for row in ROW_ITEMS.findall(html)]
+
+
+def part(html: str, start: str, end: str) -> str:
+    """The html from the first ``start`` to the next ``end`` after it."""
+    begin = html.index(start)
+    return html[begin : html.index(end, begin)]
+
+
+def test_round_ten_shows_its_rows_as_any_round_on_the_phones_and_the_tv(client, app, trio):
+    """Issue 43: after the last round a phone showed its summary and the game's bulls, and
+    the TV four lines of text: the rows were gone. Now the rows after round 10, who took
+    which marked, show on the phone (its page and its live regions) under the summary, and
+    on the TV beside the summary over its standings."""
+    ids, match_id = trio
+    game = play_game(client, match_id, ids, random.Random(7))
+    assert len(game.rounds) == 10 and game.pending is None
+    rows = [list(row) for row in game.rows]
+    poll = client.get(f"/matches/{match_id}/live?since=0").get_data(as_text=True)
+    for html in (client.get(f"/matches/{match_id}").get_data(as_text=True), poll):
+        assert "Round 10, lowest card first" in html and "Game 1 is over" in html
+        shown = part(html, '<div class="live-rows">', '<div class="live-end">')
+        assert rows_in(shown) == rows
+        assert 'id="entered"' not in shown  # no round to enter a card for
+        taken = {step.row for step in game.rounds[-1].steps if step.taken}
+        assert taken and shown.count("is-taken") == len(taken)
+    _, watch_token = tokens(app, match_id)
+    tv = phone(app, match_id, watch_token)
+    for url in (f"/matches/{match_id}/table", f"/matches/{match_id}/live?since=0&view=table"):
+        html = tv.get(url).get_data(as_text=True)
+        assert 'class="live-rows"' not in html  # the standings' layout, under the round
+        last_round = part(html, '<div class="last-round">', '<div id="live-score"')
+        assert "Round 10, lowest card first" in last_round
+        assert rows_in(last_round) == rows
+        assert 'class="standings"' in html
