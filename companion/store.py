@@ -12,9 +12,10 @@ second copy of the same entry is refused.
 Every other write is here too, one function each: a new match (``create_match``), its
 rematch, a player's arrival, new name, archiving and removal, deleting a match, the
 rebuild and the import's copy. The version rises here and nowhere else: with every
-stored entry, undo and new link, and (``rename_player``) for every match a renamed
-player sits in. ``table_version`` rises too, except for cards that stay hidden until
-the round is complete. A change that may finish or reopen a game refreshes the derived
+stored entry, undo and new link, for every match a renamed player sits in
+(``rename_player``), and for a finished match when its rematch's first game starts.
+``table_version`` rises too, except for cards that stay hidden until the round is
+complete. A change that may finish or reopen a game refreshes the derived
 results and statistics in the same transaction (``companion.derived``); one that ends
 a match sends ``match_finished`` once it is stored.
 
@@ -245,6 +246,8 @@ def store(state: MatchState, change: Change) -> str:
                 db.session.execute(statement)
             db.session.add_all(change.rows)
             db.session.flush()
+            if not state.games and any(isinstance(row, Game) for row in change.rows):
+                raise_versions(rematched(match_id))
             finished = (change.results or bool(change.replay)) and refresh_results(
                 match_id, state.player_ids, change.replay
             )
@@ -449,6 +452,12 @@ def start_rematch(old_id: int, make: Callable[[], Match]) -> int:
         )
         raise_versions([old_id])
     return match.id
+
+
+def rematched(match_id: int) -> list[int]:
+    """The match this one is the rematch of (none or one). Its versions rise when this
+    one's first game starts: its TV, which kept the result meanwhile, follows then."""
+    return list(db.session.scalars(select(Match.id).where(Match.rematch_id == match_id)))
 
 
 def delete_match(match_id: int, version: int | None) -> bool:

@@ -3,9 +3,13 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from companion import rules
+from companion.db import db
 from companion.derived.play_luck import round_chances
 from companion.derived.timing import match_times
+from companion.models import Game, Match
 from companion.play.bgstats import bgstats_link
 from companion.play.correction_diff import latest
 from companion.play.luck_report import luck_view
@@ -44,7 +48,17 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "times": times,
         **(standings_view(state) if view == "table" and finished and not current else {}),
         "correctable": correctable(state),
+        "rematch_begun": view == "table" and rematch_begun(state.match),
     }
+
+
+def rematch_begun(match: Match) -> bool:
+    """Whether the match's rematch has its first game: the TV, which keeps the finished
+    match's result until then, follows it (the store raises this match's versions)."""
+    if match.rematch_id is None:
+        return False
+    first = select(Game.id).where(Game.match_id == match.rematch_id).limit(1)
+    return db.session.scalar(first) is not None
 
 
 def correctable(state: MatchState) -> list[tuple[int, int]]:

@@ -295,13 +295,19 @@
     if (xhr && xhr.status > 0 && outbox && event.detail.elt !== outbox.form) sendTheOutbox();
   });
 
-  // The TV follows a rematch by itself: its link, pushed into the finished match's table
-  // view, is marked data-follow (matches/_rematch.html).
-  function followRematch() {
+  // The TV follows a rematch by itself once its first game starts: the link, pushed into
+  // the finished match's table view then, is marked data-follow (matches/_rematch.html).
+  // Only when pushed: the finished match's table view, opened afresh, stays its own.
+  var followedAtLoad = null;
+  function rematchToFollow() {
     var link = document.querySelector("#match.tv a.rematch[data-follow]");
-    if (link) window.location.assign(link.href);
+    return link ? link.href : null;
   }
-  document.addEventListener("DOMContentLoaded", followRematch);
+  document.addEventListener("DOMContentLoaded", function () { followedAtLoad = rematchToFollow(); });
+  function followRematch() {
+    var href = rematchToFollow();
+    if (href && href !== followedAtLoad) window.location.assign(href);
+  }
   document.addEventListener("htmx:afterSettle", followRematch);
   document.addEventListener("htmx:sseMessage", followRematch);
 

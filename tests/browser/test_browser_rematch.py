@@ -1,7 +1,8 @@
 """A rematch keeps the phones (issue 31), in Chromium on the real server (gevent workers,
 pushes) at a LAN address, as at home: the phone that taps Rematch shows the new match
 under its own address, another player's phone follows with one tap and stays "Ben", and
-the TV follows by itself."""
+the TV keeps the finished match's winner until the rematch's first game starts, then
+follows by itself (issue 43); the finished match's table view stays its own."""
 
 import re
 
@@ -48,13 +49,28 @@ def test_a_rematch_keeps_both_phones_and_the_tv(browser, served, tmp_path):
         expect(annas.get_by_text("You are Anna on this phone.")).to_be_visible()
         assert annas.url.endswith(f"/matches/{new}")
 
-        expect(tv).to_have_url(f"{base}/matches/{new}/table")  # by itself, by the push
         link = bens.get_by_role("link", name=f"Rematch: match {new}")
         expect(link).to_be_in_viewport()  # pushed into the finished match, one tap away
+        # The TV has the rematch's link too, and keeps the winner until its first game.
+        expect(tv.locator("a.rematch")).to_have_attribute("href", re.compile(r"view=table"))
+        expect(tv.locator(".result-banner .outcome")).to_have_text("Winner: Anna")
+        assert tv.url == f"{base}/matches/{old}/table"
         link.click()
         expect(bens).to_have_url(f"{base}/matches/{new}")
         expect(bens.get_by_text("You are Ben on this phone.")).to_be_visible()
         expect(bens.get_by_role("link", name="Invite")).to_be_visible()  # a player again
+
+        for row, card in enumerate((12, 24, 37, 40), 1):  # Anna starts game 1 of the rematch
+            annas.locator(f"#field-row{row}").fill(str(card))
+        annas.get_by_role("button", name="Start game 1").click()
+        expect(tv).to_have_url(f"{base}/matches/{new}/table")  # by itself, by the push
+        expect(tv.locator(".now-game")).to_contain_text("Game 1")
+        # The finished match's table view, opened again, is its own: it does not follow.
+        tv.goto(f"{base}/matches/{old}/table")
+        expect(tv.locator("#stream")).to_have_attribute("data-stream", "open", timeout=30_000)
+        expect(tv.locator(".result-banner .outcome")).to_have_text("Winner: Anna")
+        expect(tv.locator("a.rematch[data-follow]")).to_be_attached()
+        assert tv.url == f"{base}/matches/{old}/table"
     finally:
         for context in contexts:
             context.close()

@@ -223,14 +223,30 @@ def test_every_phone_of_the_table_follows_the_rematch_with_its_link_and_its_i_am
     assert stranger.get(f"/matches/{new}/invite").status_code == 403
 
 
-def test_the_tv_view_marks_the_rematch_link_to_follow_and_a_phone_does_not(client, app):
+def test_the_tv_keeps_the_result_until_the_rematchs_first_game_then_follows(client, app):
+    """Issue 43: a rematch took the winner off the TV at once. The TV's link to the
+    rematch is marked to follow only once the rematch's first game starts, and the
+    finished match's version rises then, so its TV's poll (or stream) brings the mark;
+    a phone's link is never marked."""
     ids = add_players(client, "Anna", "Ben")
     old = start_match(client, ids, end_kind="games", end_value=1)
     score_game(client, old, {ids[0]: 3, ids[1]: 5})
-    client.post(f"/matches/{old}/rematch")
+    new = int(client.post(f"/matches/{old}/rematch").headers["Location"].rsplit("/", 1)[1])
     tv_page = client.get(f"/matches/{old}/table").text
-    assert f'href="/matches/{old}/rematch?view=table" data-follow' in tv_page
+    assert "Winner: Anna" in tv_page and f"Rematch: match {new}" in tv_page
+    assert "data-follow" not in tv_page
+    version = state_of(client, old).version
+    assert start_game(client, new, [12, 24, 37, 40]).status_code == 303
+    assert state_of(client, old).version == version + 1
+    poll = client.get(f"/matches/{old}/live?since={version}&view=table")
+    assert poll.status_code == 200
+    for html in (poll.text, client.get(f"/matches/{old}/table").text):
+        assert "Winner: Anna" in html  # the match's own, still
+        assert f'href="/matches/{old}/rematch?view=table" data-follow' in html
     assert "data-follow" not in client.get(f"/matches/{old}").text
+    # The rematch's rounds raise nothing of the finished match.
+    assert enter_round(client, new, {ids[0]: 41, ids[1]: 42}).status_code == 303
+    assert state_of(client, old).version == version + 1
 
 
 def test_a_boosted_rematch_loads_the_new_page_so_the_address_follows(client, app):
