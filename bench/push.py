@@ -1,12 +1,13 @@
 """Push benchmark: how soon a round reaches the other phones, and its luck after it.
 
-Run: .venv/bin/python -m bench.push [--players 4 10] [--cpu-share 0.25] [--postgresql]
+Run: .venv/bin/python -m bench.push [--players 4 10] [--games 3] [--cpu-share 0.25]
+[--postgresql]
 (prints figures; not a test). It starts the real server (`python -m companion.serve`, as
 `make run` does: gevent workers and the background process) on loopback with a fresh
 database; with ``--cpu-share`` the server and every process it starts run in a cgroup
 held to that share of one core (0.25: a Raspberry Pi's share; cgroup v1 or v2, whichever
 the machine has, as root; it says so when it cannot). Per player count, one phone enters
-a whole game through the phone-for-everybody form while a second phone holds the match's
+``--games`` whole games through the phone-for-everybody form while a second phone holds the match's
 event stream, and it prints (median / p95 / max, ms):
 
 - the round's write, from the form's post to its answer;
@@ -98,43 +99,51 @@ def cookie_of(phone: Browser) -> str:
     return "; ".join(f"{cookie.name}={cookie.value}" for cookie in handler.cookiejar)
 
 
-def play(port: int, database_url: str, players: int) -> dict[str, list[float]]:
-    """One game of ``players`` entered by one phone, watched by another: the figures."""
+def play(port: int, database_url: str, players: int, games: int) -> dict[str, list[float]]:
+    """``games`` games of ``players`` entered by one phone, watched by another: the figures."""
     ((match_id, token, ids),) = create_matches(database_url, 1, players, prefix=f"P{players}x")
     entering, watching = Browser(f"http://127.0.0.1:{port}"), Browser(f"http://127.0.0.1:{port}")
     for phone in (entering, watching):
         assert phone.send(f"/matches/{match_id}/join/{token}").status == 303
     entering.send(f"/matches/{match_id}")  # its form's CSRF token
-    assert entering.form(f"/matches/{match_id}/games", {"game": 1, **starting()}).status == 303
     page = watching.send(f"/matches/{match_id}").text
     since, table = EVENTS.search(page).groups()
     stream = Stream(
         port, f"/matches/{match_id}/events?since={since}&table={table}", cookie_of(watching)
     )
-    version = int(since)
     figures: dict[str, list[float]] = {"write": [], "push": [], "push 10": [], "luck": []}
+    version = int(since)
     try:
-        for number in range(1, 11):
-            entering.send(f"/matches/{match_id}")  # the form's page, as the phone has it
-            cards = {
-                f"card-{pid}": 5 + (number - 1) * players + seat for seat, pid in enumerate(ids)
-            }
-            sent = time.perf_counter()
-            answer = entering.form(
-                f"/matches/{match_id}/rounds", {"game": 1, "round": number, **cards}
-            )
+        for game in range(1, games + 1):
+            answer = entering.form(f"/matches/{match_id}/games", {"game": game, **starting()})
             assert answer.status == 303, (answer.status, answer.text[:300])
-            figures["write"].append(answer.seconds * 1000)
-            version += 1  # the round's own write
-            pushed = stream.at(version)
-            key = "push 10" if number == 10 else "push"
-            figures[key].append(((pushed or sent + WAIT) - sent) * 1000)
-            lucky = stream.at(version + 1)  # its luck's write, a game at a time
-            figures["luck"].append(((lucky or sent + WAIT) - sent) * 1000)
+            stream.at(version + 1)  # the game's start, untimed
             version = max(stream.arrived)
+            for number in range(1, 11):
+                version = play_round(entering, stream, match_id, ids, (game, number), figures)
     finally:
         stream.close()
     return figures
+
+
+def play_round(entering, stream, match_id, ids, at: tuple[int, int], figures) -> int:
+    """One round entered and timed until both its pushes reached the watching phone: the
+    version the stream is at then."""
+    game, number = at
+    entering.send(f"/matches/{match_id}")  # the form's page, as the phone has it
+    players = len(ids)
+    cards = {f"card-{pid}": 5 + (number - 1) * players + seat for seat, pid in enumerate(ids)}
+    version = max(stream.arrived)
+    sent = time.perf_counter()
+    answer = entering.form(f"/matches/{match_id}/rounds", {"game": game, "round": number, **cards})
+    assert answer.status == 303, (answer.status, answer.text[:300])
+    figures["write"].append(answer.seconds * 1000)
+    pushed = stream.at(version + 1)  # the round's own write
+    key = "push 10" if number == 10 else "push"
+    figures[key].append(((pushed or sent + WAIT) - sent) * 1000)
+    lucky = stream.at(version + 2)  # its luck's write, a game at a time
+    figures["luck"].append(((lucky or sent + WAIT) - sent) * 1000)
+    return max(stream.arrived)
 
 
 def starting() -> dict[str, int]:
@@ -214,6 +223,7 @@ def main() -> None:
     parser.add_argument("--cpu-share", type=float, default=None)
     parser.add_argument("--postgresql", action="store_true")
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--games", type=int, default=3, help="games per player count")
     args = parser.parse_args()
     with bench_database(args.postgresql) as (url, database_pid):
         port = free_port()
@@ -225,13 +235,13 @@ def main() -> None:
                 for players in args.players:
                     machine, ours = machine_cpu_seconds(), cpu_seconds(server.pid)
                     mine, wall = os.times(), time.perf_counter()
-                    figures = play(port, url, players)
+                    figures = play(port, url, players, args.games)
                     elapsed = time.perf_counter() - wall
                     spent = cpu_seconds(server.pid) - ours
                     me = sum(os.times()[:2]) - sum(mine[:2])
                     database = cpu_seconds(database_pid) if database_pid else 0.0
                     others = max(machine_cpu_seconds() - machine - spent - me, 0.0)
-                    print(f"{players} players, one game:")
+                    print(f"{players} players, {args.games} games:")
                     print(line("round's write (answer)", figures["write"]))
                     print(line("round's push, rounds 1-9", figures["push"]))
                     print(line("round 10's push", figures["push 10"]))

@@ -35,6 +35,11 @@ from companion.models import Match
 
 RETRY_AFTER = 1.0  # seconds before following the database again after it failed
 NICEST = 19  # the lowest CPU priority: on a Raspberry Pi's share of a core, the table first
+# Seconds a change is left to settle before its luck is figured: the round's push to every
+# phone, and the page of the phone that sent it, go first. A nice of 19 does not do it
+# alone: a server held to a share of a core (a cgroup's quota) shares it with this
+# process, and CPU spent here while the table waits for its push throttles them all.
+SETTLE = 0.4
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +175,9 @@ class Matches:
         return os.getppid() == self.parent
 
     def refresh(self, ids: Iterable[int] | None = None) -> None:
-        """Figure the luck of every match (or of ``ids``) whose version moved."""
+        """Figure the luck of every match (or of ``ids``) whose version moved, once the
+        change has settled (``SETTLE``)."""
+        time.sleep(SETTLE)
         for match_id in self.moved(ids):
             if not self.watches:
                 return
