@@ -11,7 +11,7 @@ from companion.db import db
 from companion.household.players import check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.state import current_state
-from companion.store import Full, create_match, start_rematch
+from companion.store import Full, add_player, create_match, start_rematch
 from companion.web import present
 from companion.web.access import follow, grant, require_player
 from companion.web.htmx import render
@@ -35,13 +35,15 @@ DEFAULT_RULES = {
 
 def new():
     """The form that starts a match. Tapping a player's name seats them next (a POST
-    here, which stores nothing: the form comes back with the seats so far)."""
-    form = request.form if request.method == "POST" else DEFAULT_RULES
+    here, which stores nothing: the form comes back with the seats so far). A GET may
+    carry the seats and rules in its query (where adding someone new leads back to)."""
+    form = request.form if request.method == "POST" else {**DEFAULT_RULES, **request.args}
     seats, errors = seated(form), {}
     tapped = request.form.get("tap", "")
     if tapped:
         seats, errors = tap(seats, tapped)
-    return new_match_form(errors, form, seats), 422 if errors else 200
+    added = next((p for p in seats if str(p.id) == request.args.get("added")), None)
+    return new_match_form(errors, form, seats, added), 422 if errors else 200
 
 
 def seated(form) -> list[Player]:
@@ -74,8 +76,11 @@ def create():
     """Start a match: seat the players in order and fix the house rules.
 
     The form is checked without the write lock; the match is then stored in a short
-    write (a name taken meanwhile trips the unique key and is reported).
+    write (a name taken meanwhile trips the unique key and is reported). The Add button
+    beside "Someone new?", or Enter with a name typed there, adds them instead.
     """
+    if adds_someone(request.form):
+        return seat_someone_new(request.form)
     seats, new_name, errors = read_seats(request.form)
     # The seats are tapped, not typed: a wrong one is shown by the seating as a whole.
     seat_errors = [errors.pop(key) for key in sorted(errors) if key.startswith("seat_")]
@@ -102,8 +107,40 @@ def create():
     return redirect(url_for("play.show", match_id=match.id), code=303)
 
 
-def new_match_form(errors: dict[str, str], form=None, seats: list[Player] | None = None):
-    """Render the new-match form with the player's entries, the seats so far and errors."""
+def adds_someone(form) -> bool:
+    """True when the form asks to add the name typed under "Someone new?": its Add
+    button, or Enter in any field with a name typed there (Enter presses the form's
+    first submit button, a hidden one that says "enter"); else it starts the match."""
+    action = form.get("action")
+    return action == "add" or (action == "enter" and bool(form.get("new_player", "").strip()))
+
+
+def seat_someone_new(form):
+    """Add the typed name to the household and seat them next: back to the form (303,
+    the seats and rules in its address), or 422 with the name's error beside the field
+    and nothing stored."""
+    seats = seated(form)
+    name, error = check_new_name(form.get("new_player"))
+    if error is None and len(seats) >= rules.MAX_PLAYERS:
+        error = gettext("Seat 2 to 10 players.")
+    try:
+        if error is None and not add_player(name):
+            error = gettext("That name was just taken.")
+    except Full:
+        error = present.players_full()
+    if error:
+        return new_match_form({"new_player": error}, form, seats), 422
+    player = db.session.scalar(select(Player).where(Player.name == name))
+    kept = {field: seat.id for field, seat in zip(SEAT_FIELDS, [*seats, player], strict=False)}
+    kept.update((key, form.get(key, DEFAULT_RULES[key])) for key in DEFAULT_RULES)
+    return redirect(url_for("play.new", **kept, added=player.id), code=303)
+
+
+def new_match_form(
+    errors: dict[str, str], form=None, seats: list[Player] | None = None, added=None
+):
+    """Render the new-match form with the player's entries, the seats so far and errors;
+    ``added``: the player just added (said, and the name field ready for the next)."""
     form = request.form if form is None else form
     end, end_errors = read_end(form)
     return render(
@@ -113,6 +150,7 @@ def new_match_form(errors: dict[str, str], form=None, seats: list[Player] | None
         seats=seated(form) if seats is None else seats,
         form=form,
         errors=errors,
+        added=added,
         house_rules="" if end_errors else present.house_rules(end, form.get("deck") == "pro"),
     )
 

@@ -258,7 +258,8 @@ GERMAN_PAGES = {
     "/matches/new": [
         "Neue Partieserie",
         "Hausregeln",
-        "Tippe die Spieler in Sitzreihenfolge an",
+        "Noch keine Spieler: Gib unten jeden Namen ein",
+        "Hinzufügen",
         "Die Partieserie endet nach der Partie, in der",
         "Partieserie starten",
     ],
@@ -297,7 +298,8 @@ FRENCH_PAGES = {
     "/matches/new": [
         "Nouvelle partie",
         "Règles maison",
-        "Touche les joueurs dans l’ordre autour de la table",
+        "Pas encore de joueurs : saisis chaque nom ci-dessous",
+        "Ajouter",
         "La partie se termine après la manche où",
         "quelqu’un dépasse … têtes de bœuf",
         "Lancer la partie",
