@@ -171,7 +171,10 @@ def player_context(player: Player, board: stats.Board) -> dict:
         "worst_url": round_url(*cards.worst_at) if cards.worst_at else None,
         "nemesis": nemesis(player.id),
         "points": points,
-        "chart": player_stats.rating_chart(player.name, points, format_date) if points else None,
+        # One point draws no line, only an empty frame: the page says so in words.
+        "chart": player_stats.rating_chart(player.name, points, format_date)
+        if len(points) > 1
+        else None,
     }
 
 

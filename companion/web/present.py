@@ -62,6 +62,28 @@ def percent(chance: float) -> str:
 _BEFORE_PERCENT = re.compile(r"0(?=\s*%)")
 
 
+def says_an(number: str) -> bool:
+    """True when English says "an" before this number ("an 8% chance", "an 11%", "an
+    80%", "an 800"): its first spoken word starts with a vowel (eight, eleven, eighteen).
+    The number as written ("8%", "1,100", "0.3%"); "<0.1%" (less than) takes "a"."""
+    digits = re.match(r"[\d,]*", number).group().replace(",", "")
+    if not digits:
+        return False
+    value = int(digits)
+    while value >= 1000:  # 18,000 is said "eighteen thousand": its first group counts
+        value //= 1000
+    return value in (11, 18) or str(value).startswith("8")
+
+
+def chance_words(chance: float) -> str:
+    """ "a 4% chance", "an 8% chance": the chance in the page's language, with the
+    English article its number needs (both read the same in German and French)."""
+    text = percent(chance)
+    if says_an(text):
+        return gettext("an %(chance)s chance", chance=text)
+    return gettext("a %(chance)s chance", chance=text)
+
+
 def bulls_figure(value: float) -> str:
     """ "9.1": expected bulls in the page's language, to a tenth."""
     return format_decimal(round(value, 1), "#,##0.0")
@@ -252,6 +274,8 @@ TEMPLATE_GLOBALS = {
     "bulls": rules.bulls,
     "bull_words": bull_words,
     "percent": percent,
+    "says_an": says_an,
+    "chance_words": chance_words,
     "bulls_figure": bulls_figure,
 }
 

@@ -166,3 +166,22 @@ def test_ratings_read_in_plain_words(client, trio, lang, word, note):
     assert "\u03bc" not in html and "\u03c3" not in html and "OpenSkill" not in html
     player = client.get(f"/players/{trio[1]}/stats", headers={"Accept-Language": lang}).text
     assert f"<dt>{word}</dt>" in player
+
+
+@pytest.mark.parametrize(
+    ("lang", "after", "note"),
+    [
+        ("en", r"Skill after the first match: \d+\.", "The Skill chart shows from the second"),
+        ("de", r"Stärke nach der ersten Partieserie: \d+\.", "Die Kurve der Stärke erscheint ab"),
+        ("fr", r"Niveau après la première partie : \d+\.", "La courbe du niveau s’affiche dès"),
+    ],
+)
+def test_after_one_match_the_skill_chart_is_said_not_an_empty_frame(
+    client, trio, lang, after, note
+):
+    """One point draws no line (issue 43: an empty frame): Cleo played one match."""
+    cleo = trio[2]
+    html = client.get(f"/players/{cleo}/stats", headers={"Accept-Language": lang}).text
+    html = html.replace("\u00a0", " ")
+    assert 'class="chart-svg"' not in html
+    assert re.search(after, html) and note in html

@@ -4,6 +4,7 @@ stored inputs through the rules engine (not from the derived tables)."""
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 import time
@@ -12,7 +13,8 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import NamedTuple
 
-from driver import add_players, score_game, start_match
+import pytest
+from driver import add_players, play_game, score_game, start_match
 from openskill.models import PlackettLuce
 from sqlalchemy import select
 from yearbook import PAUSE, YEAR, build_household
@@ -23,6 +25,7 @@ from companion.household import review, yearly
 from companion.household.review import REVIEWS, make_review, review_of
 from companion.models import Match, Play, RowChoice, Score, Seat
 from companion.state import score_bulls
+from companion.web import present
 
 
 class MatchIs(NamedTuple):
@@ -393,3 +396,43 @@ def test_a_match_finished_now_is_in_this_years_review_at_once(client):
     html = client.get(year).text
     tiles = re.findall(r'<li class="tile"><strong>([^<]+)</strong>', html)
     assert tiles[:3] == ["1", "1", "1"]  # matches, games, evenings
+
+
+NEMESES = {
+    "en": [
+        "Ben, Cleo each filled 1 row that Anna then took",
+        "Anna filled 2 rows that Ben then took",
+        "Ben filled 2 rows that Cleo then took",
+    ],
+    "de": [
+        "Ben, Cleo füllten je 1 Reihe, die Anna dann nehmen musste",
+        "Anna füllte 2 Reihen, die Ben dann nehmen musste",
+        "Ben füllte 2 Reihen, die Cleo dann nehmen musste",
+    ],
+    "fr": [
+        "Ben, Cleo ont chacun rempli 1 rangée, ramassée ensuite par Anna",
+        "Anna a rempli 2 rangées, ramassées ensuite par Ben",
+        "Ben a rempli 2 rangées, ramassées ensuite par Cleo",
+    ],
+}
+
+
+@pytest.mark.parametrize("lang", NEMESES)
+def test_the_years_nemeses_are_said_as_sentences(client, lang):
+    """ "Anna → Dieter (3 rows)" read as if Anna did it to Dieter (issue 43): who filled
+    how many rows that whom then took, one rival or several (each), one row or more."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    for seed in range(6):  # dealt so: a tie of one row each, and two rows twice
+        match_id = start_match(client, ids, end_kind="games", end_value=1)
+        play_game(client, match_id, ids, random.Random(seed), chooser=lambda pending: 1)
+    year = client.get("/review").headers["Location"]
+    html = client.get(year, headers={"Accept-Language": lang}).text
+    section = re.search(r'<section class="nemeses".*?</section>', html, re.S).group()
+    lines = [
+        " ".join(re.sub(r"<[^>]+>", "", item).replace("\u00a0", " ").split())
+        for item in re.findall(r"<li>(.*?)</li>", section, re.S)
+    ]
+    assert lines == NEMESES[lang]
+    # The unluckiest play's chance takes the article its number is said with.
+    if lang == "en" and (said := re.search(r"(An?) ([\d.<]+%) chance of taking", html)):
+        assert (said.group(1) == "An") == present.says_an(said.group(2))

@@ -104,3 +104,52 @@ def test_bull_words_together_never_split_the_number_from_its_noun(app, lang, cou
         # Without it, as a card says it: French has its no-break space in the catalog.
         plain = words if lang == "fr" else words.replace("\u00a0", " ")
         assert present.bull_words(count) == plain
+
+
+@pytest.mark.parametrize(
+    ("chance", "en", "de", "fr"),
+    [
+        (0.01, "a 1% chance", "eine Chance von 1 %", "1 % de chances"),
+        (0.08, "an 8% chance", "eine Chance von 8 %", "8 % de chances"),
+        (0.11, "an 11% chance", "eine Chance von 11 %", "11 % de chances"),
+        (0.18, "an 18% chance", "eine Chance von 18 %", "18 % de chances"),
+        (0.80, "an 80% chance", "eine Chance von 80 %", "80 % de chances"),
+        (0.83, "an 83% chance", "eine Chance von 83 %", "83 % de chances"),
+        (1.00, "a 100% chance", "eine Chance von 100 %", "100 % de chances"),
+        (0.003, "a 0.3% chance", "eine Chance von 0,3 %", "0,3 % de chances"),
+        (0.0001, "a <0.1% chance", "eine Chance von <0,1 %", "<0,1 % de chances"),
+    ],
+)
+def test_a_chance_takes_the_article_its_number_is_said_with(app, chance, en, de, fr):
+    """ "an 8% chance" (eight), "a 1% chance" (one): issue 43 read "a 8% chance"."""
+    for lang, words in (("en", en), ("de", de), ("fr", fr)):
+        with app.test_request_context(headers={"Accept-Language": lang}):
+            said = present.chance_words(chance)
+        assert said.replace("\u00a0", " ").replace("\u202f", " ") == words, lang
+
+
+@pytest.mark.parametrize(
+    ("number", "an"),
+    [
+        ("1", False),
+        ("8", True),
+        ("11", True),
+        ("18", True),
+        ("80", True),
+        ("83", True),
+        ("100", False),
+        ("8%", True),
+        ("800", True),
+        ("899", True),
+        ("110", False),
+        ("8,000", True),
+        ("11,000", True),
+        ("18,500", True),
+        ("1,800", False),
+        ("0.8%", False),
+        ("<0.1%", False),
+        ("", False),
+    ],
+)
+def test_says_an_before_numbers_spoken_with_a_vowel(number, an):
+    assert present.says_an(number) is an
