@@ -97,16 +97,7 @@ def describe(
     it no longer needs (``rules.Dropped``), named first."""
     name = state.name
     old_rounds, before = before
-    index = round_number - 1
-    # The cards the correction swapped out or in: played in one version only.
-    swapped = {card for _, card in old_rounds[index][0]} ^ {
-        card for _, card in after.rounds[index][0]
-    }
-    rounds = [
-        (change.number, lines)
-        for change in rules.compare(before, after.game)
-        if (lines := round_lines(change, name, swapped))
-    ]
+    rounds = changed_rounds(old_rounds, before, after, round_number, name)
     dropped = [
         gettext(
             "Round %(round)d: %(player)s's row choice (row %(row)d) is no longer needed.",
@@ -129,9 +120,50 @@ def describe(
     return Changes(game_number, round_number, rounds, dropped, totals)
 
 
-def round_lines(change: rules.RoundChange, name, swapped: set[int]) -> list[str]:
-    """One round's differences: each card placed otherwise, then the bulls."""
-    lines = [line for item in change.placements if (line := placement_line(item, name, swapped))]
+def changed_rounds(old_rounds, before, after, round_number: int, name) -> list:
+    """(round, lines) of every round that reads otherwise: the corrected one first says
+    whose card was typed otherwise (it is named even when cards swapped between two
+    players place alike), then each card placed otherwise and the bulls."""
+    index = round_number - 1
+    # The cards the correction swapped out or in: played in one version only.
+    swapped = {card for _, card in old_rounds[index][0]} ^ {
+        card for _, card in after.rounds[index][0]
+    }
+    typed = cards_typed_otherwise(old_rounds[index][0], after.rounds[index][0])
+    changes = list(rules.compare(before, after.game))
+    if typed and round_number not in [change.number for change in changes]:
+        changes.append(rules.RoundChange(round_number, (), {}, False))
+    return [
+        (change.number, lines)
+        for change in sorted(changes, key=lambda change: change.number)
+        if (
+            lines := round_lines(
+                change, name, swapped, typed if change.number == round_number else None
+            )
+        )
+    ]
+
+
+def cards_typed_otherwise(before: list[tuple[int, int]], after: list[tuple[int, int]]) -> dict:
+    """The corrected round's cards that changed, player → (card before, card now), in
+    seat order: what the players check against their hands."""
+    now = dict(after)
+    return {player: (card, now[player]) for player, card in before if now.get(player) != card}
+
+
+def round_lines(
+    change: rules.RoundChange, name, swapped: set[int], typed: dict | None = None
+) -> list[str]:
+    """One round's differences: each card typed otherwise (``typed``, the corrected
+    round's: player → (before, now)), each other card placed otherwise, then the bulls."""
+    typed = typed or {}
+    lines = card_lines(typed, change.placements, name)
+    covered = {card for pair in typed.values() for card in pair}
+    lines += [
+        line
+        for item in change.placements
+        if item.card not in covered and (line := placement_line(item, name, swapped))
+    ]
     if change.bulls:
         lines.append(
             gettext("Bulls this round:")
@@ -143,6 +175,34 @@ def round_lines(change: rules.RoundChange, name, swapped: set[int]) -> list[str]
         )
     if change.waits:
         lines.append(gettext("This round now waits for a row choice."))
+    return lines
+
+
+def card_lines(typed: dict, placements, name) -> list[str]:
+    """ "Anna: 4 → 2", one line a player whose card changed; where the card went and
+    where the new one goes follow when they read otherwise ("row 3 → row 1")."""
+    went = {item.card: item.before for item in placements}
+    goes = {item.card: item.after for item in placements}
+    lines = []
+    for player, (old, new) in typed.items():
+        before, after = placement(went.get(old), False), placement(goes.get(new), False)
+        if old not in went or new not in goes or before == after:
+            lines.append(
+                gettext(
+                    "%(player)s: %(before)d → %(after)d", player=name(player), before=old, after=new
+                )
+            )
+        else:
+            lines.append(
+                gettext(
+                    "%(player)s: %(before)d → %(after)d, %(went)s → %(goes)s",
+                    player=name(player),
+                    before=old,
+                    after=new,
+                    went=before,
+                    goes=after,
+                )
+            )
     return lines
 
 

@@ -59,6 +59,9 @@ def test_a_card_three_rounds_back_corrected_shows_what_changed_on_two_phones(
     play_cards_game(page, match_url, 1, SEED, rounds=5)
     ids = seat_ids(page, match_url)
     player, card = a_new_card(ids, 2)
+    was = deal(random.Random(SEED), len(ids))[0][2][1]  # their card in round 2, as played
+    # One line for the card changed: "Fix3: 57 → 60" (issue 43), not one per card.
+    changed = re.compile(rf"{names[2]}: {was} → {card}\b")
     page.goto(match_url)
     link = player_link(page, live_server)
     other_context = new_phone_context(browser)
@@ -81,7 +84,7 @@ def test_a_card_three_rounds_back_corrected_shows_what_changed_on_two_phones(
 
         confirm = page.get_by_role("heading", name="Correct round 2 of game 1?")
         expect(confirm).to_be_visible()
-        expect(page.locator(".changes-rounds")).to_contain_text(f"{names[2]} {card}")
+        expect(page.locator(".changes-rounds")).to_contain_text(changed)
         inside_the_screen(page, "#correct")
         fits_the_phone(page)
         page.screenshot(path=artifacts / "correct-confirm-6p.png")
@@ -95,7 +98,7 @@ def test_a_card_three_rounds_back_corrected_shows_what_changed_on_two_phones(
         for phone in (page, other):
             notice = phone.locator(".corrected")
             expect(notice.get_by_role("heading", name=heading)).to_be_visible(timeout=15_000)
-            expect(notice.locator(".changes-rounds")).to_contain_text(f"{names[2]} {card}")
+            expect(notice.locator(".changes-rounds")).to_contain_text(changed)
             expect(notice.locator(".changes-totals li")).to_have_count(6)
         page.screenshot(path=artifacts / "correct-done-6p.png")
         other.screenshot(path=artifacts / "correct-other-6p.png")

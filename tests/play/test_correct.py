@@ -88,7 +88,7 @@ def test_a_confirmation_shows_what_changes_before_anything_is_stored(client, app
     page = correct(client, match_id, 1, 1, cards={anna: 39}, confirm=False)
     assert page.status_code == 200
     text = text_of(page)
-    assert "Round 1" in text and "Anna 39" in text  # 39 now goes to row 3, after 37
+    assert "Round 1 Anna: 41 → 39, row 4 → row 3" in text  # 39 goes after 37
     assert "Store the correction" in text
     assert table_snapshot(app) == before
 
@@ -140,6 +140,38 @@ def test_a_stored_choice_the_correction_no_longer_needs_is_dropped_and_named(cli
     _, rounds = inputs_of(client, match_id, 1)
     assert rounds[1][1] == {}
     assert dict(rounds[1][0])[anna] == 44
+
+
+@pytest.mark.parametrize(
+    ("lang", "line"),
+    [
+        ("en", "Anna: 41 → 39, row 4 → row 3"),
+        ("de", "Anna: 41 → 39, Reihe 4 → Reihe 3"),
+        ("fr", "Anna : 41 → 39, rangée 4 → rangée 3"),
+    ],
+)
+def test_a_corrected_card_is_one_line_before_and_after(client, trio, lang, line):
+    """ "Anna: 41 → 39", not "Anna 39: not played → row 3 / Anna 41: row 4 → not
+    played" (issue 43); on the confirmation, and on the match page once stored."""
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    client.set_cookie("lang", lang)
+    preview = text_of(correct(client, match_id, 1, 1, cards={anna: 39}, confirm=False))
+    shown = preview.replace("\u00a0", " ")
+    assert line in shown and "41 →" not in shown.replace(line, "")
+    assert correct(client, match_id, 1, 1, cards={anna: 39}).status_code == 303
+    stored = text_of(client.get(f"/matches/{match_id}")).replace("\u00a0", " ")
+    assert line in stored
+
+
+def test_cards_swapped_between_two_players_are_named(client, trio):
+    """Anna's 41 and Cleo's 43 typed the wrong way round place alike: the preview still
+    says whose card changed (it said "No card goes elsewhere")."""
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    text = text_of(correct(client, match_id, 1, 1, cards={anna: 43, cleo: 41}, confirm=False))
+    assert "Round 1 Anna: 41 → 43 Cleo: 43 → 41 Totals" in text
+    assert "No card goes elsewhere" not in text
 
 
 def test_the_preview_lists_only_what_reads_differently(app):
@@ -327,7 +359,7 @@ def test_another_phone_sees_what_changed(client, app, trio):
     other = phone(app, match_id, tokens(app, match_id)[1])
     assert correct(client, match_id, 1, 1, cards={anna: 39}).status_code == 303
     text = text_of(other.get(f"/matches/{match_id}"))
-    assert "Round 1 of game 1 was corrected" in text and "Anna 39" in text
+    assert "Round 1 of game 1 was corrected" in text and "Anna: 41 → 39" in text
     assert enter_round(client, match_id, {anna: 70, ben: 71, cleo: 72}).status_code == 303
     assert "was corrected" not in text_of(other.get(f"/matches/{match_id}"))
 
