@@ -12,6 +12,7 @@ from companion.derived.timing import match_times
 from companion.models import Game, Match
 from companion.play.bgstats import bgstats_link
 from companion.play.correction_diff import latest
+from companion.play.links import table_join
 from companion.play.luck_report import luck_view
 from companion.state import MatchState, PlayedGame
 from companion.web import present
@@ -49,6 +50,8 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         **(standings_view(state) if view == "table" and finished and not current else {}),
         "correctable": correctable(state),
         "rematch_begun": view == "table" and rematch_begun(state.match),
+        # Before the first game the TV shows phones how to join, from across the room.
+        "join": table_join(state.match) if view == "table" and not state.games else None,
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import click
@@ -126,6 +127,24 @@ class Invite:
     def __init__(self, url: str):
         self.url = url
         self.qr = qr_svg(url)
+
+
+class TableJoin(NamedTuple):
+    """What the TV shows before the first game, for phones to join from the sofa."""
+
+    address: str  # the match's page, short enough to type (no scheme, no token)
+    qr: Markup | None  # the watch link when the TV holds one, else the address
+
+
+def table_join(match: Match) -> TableJoin:
+    """The TV's invite before the first game. Never the player link, even on a TV that
+    holds it: a TV shows it to the whole room and to everyone who opens the table view,
+    and the player link (it enters cards) is shared from a player's phone, whose holder
+    chooses whom to show it. The watch link only on a TV that holds a link, as the
+    invite page shows it only to a phone that holds one; else the match's address."""
+    page = public_base_url() + url_for("play.show", match_id=match.id)
+    scanned = invite_link(match, match.watch_token).url if access(match) else page
+    return TableJoin(page.split("://", 1)[-1], qr_svg(scanned))
 
 
 def invite_link(match: Match, token: str) -> Invite:

@@ -5,6 +5,7 @@ a game's end and at the match's end with ten players at 1280x720, 1920x1080 and
 final totals in view on a phone at the match's end."""
 
 import random
+import re
 
 import pytest
 from browsing import (
@@ -358,3 +359,51 @@ def test_the_tv_shows_round_ten_before_the_games_standings(
         assert_a_shared_screen(tv, size)
     finally:
         tv.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_before_the_first_game_the_tv_shows_phones_how_to_join(
+    browser, page, live_server, artifacts, lang
+):
+    """Issue 43: before game 1 the TV showed an empty score table. It shows the address to
+    type and a code to scan, both on the screen and read from the sofa, beside the seats;
+    once game 1 starts (the TV open meanwhile) they go and the round's screen comes."""
+    match_url = match_with_rules(page, live_server, ten_players(), "more_than", 66)
+    tvs = [open_tv(browser, match_url, size, lang) for size in TV_SIZES[:2]]
+    try:
+        for tv, size in zip(tvs, TV_SIZES[:2], strict=True):
+            join = tv.locator(".table-join")
+            expect(join).to_be_visible()
+            expect(join.locator(".join-address")).to_have_text(re.compile(r"/matches/\d+$"))
+            tv.screenshot(path=artifacts / f"tv-join-{lang}-{size[0]}x{size[1]}.png")
+            for selector in (".table-join h2", ".join-address", ".join-hint"):
+                sizes = tv.eval_on_selector_all(selector, FONT_SIZES)
+                assert sizes and min(sizes) >= SOFA_PX[size], (selector, sizes)
+                assert tv.locator(selector).evaluate(IN_VIEW), selector
+            assert tv.locator(".join-address").evaluate(ONE_LINE)
+            code = tv.locator(".join-qr svg").evaluate(QR_BOX)
+            assert code["inView"] and code["width"] / code["modules"] >= 2 * QR_MODULE_PX, code
+            expect(tv.locator("#live-score tbody tr")).to_have_count(10)  # the seats
+            assert_a_shared_screen_before_the_game(tv, size)
+        play_cards_game(page, match_url, 1, seed=11, rounds=1)
+        for tv in tvs:
+            expect(tv.locator(".round-summary")).to_be_visible(timeout=10_000)
+            expect(tv.locator(".table-join")).to_have_count(0)
+    finally:
+        for tv in tvs:
+            tv.context.close()
+
+
+# One line of text: its height is one line's.
+ONE_LINE = """el => el.getClientRects().length === 1
+  && el.getBoundingClientRect().height < 1.6 * parseFloat(getComputedStyle(el).fontSize)"""
+
+
+def assert_a_shared_screen_before_the_game(tv, size: tuple[int, int]) -> None:
+    """Nothing scrolls and the content fills the screen's width."""
+    width, height = size
+    scroll = tv.evaluate("""() => ({width: document.documentElement.scrollWidth,
+        height: document.documentElement.scrollHeight})""")
+    assert scroll["width"] <= width and scroll["height"] <= height, scroll
+    box = tv.evaluate(CONTENT_BOX)
+    assert box["left"] <= 0.1 * width and box["right"] >= 0.9 * width, box

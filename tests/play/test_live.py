@@ -21,6 +21,7 @@ from driver import (
     tokens,
     undo,
 )
+from qr import qr_text
 
 from companion import state as state_module
 from companion.db import db
@@ -352,3 +353,33 @@ def test_round_ten_shows_its_rows_as_any_round_on_the_phones_and_the_tv(client, 
         assert "Round 10, lowest card first" in last_round
         assert rows_in(last_round) == rows
         assert 'class="standings"' in html
+
+
+JOIN = re.compile(r'<section class="table-join".*?</section>', re.S)
+
+
+@pytest.mark.app_config(PUBLIC_URL="http://192.168.1.20:8000")
+def test_before_the_first_game_the_tv_shows_how_phones_join(client, app, trio):
+    """Issue 43: before game 1 the TV showed an empty score table. It shows the match's
+    address to type and a code to scan: the watch link on a TV that holds a link, the
+    address on one that holds none, never the player link (the whole room sees a TV);
+    once game 1 starts it is gone, and a phone's page never has it."""
+    _, match_id = trio
+    player_token, watch_token = tokens(app, match_id)
+    watching, stranger = phone(app, match_id, watch_token), phone(app)
+    address = f"192.168.1.20:8000/matches/{match_id}"
+    for tv, scanned in (
+        (client, f"http://{address}/join/{watch_token}"),  # it holds the player link
+        (watching, f"http://{address}/join/{watch_token}"),
+        (stranger, f"http://{address}"),
+    ):
+        for url in (f"/matches/{match_id}/table", f"/matches/{match_id}/live?view=table"):
+            html = tv.get(url).get_data(as_text=True)
+            (join,) = JOIN.findall(html)
+            assert f'<p class="join-address">{address}</p>' in join
+            assert qr_text(join) == scanned
+            assert player_token not in html
+    assert "table-join" not in client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    for url in (f"/matches/{match_id}/table", f"/matches/{match_id}/live?view=table"):
+        assert "table-join" not in watching.get(url).get_data(as_text=True)
