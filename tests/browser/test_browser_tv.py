@@ -407,3 +407,42 @@ def assert_a_shared_screen_before_the_game(tv, size: tuple[int, int]) -> None:
     assert scroll["width"] <= width and scroll["height"] <= height, scroll
     box = tv.evaluate(CONTENT_BOX)
     assert box["left"] <= 0.1 * width and box["right"] >= 0.9 * width, box
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_mid_game_the_tvs_score_rows_and_entered_chips_are_balanced(
+    browser, page, live_server, artifacts, lang
+):
+    """Issue 43: with four players the TV's score rows stretched to ~140 px each while the
+    "Entered:" chips were 13 px. Mid-game the chips read from the sofa, and a score row
+    is about a line of text, the column's spare height left below them."""
+    names = new_names(4, "Chip")
+    match_url = match_with_rules(page, live_server, names, "more_than", 66)
+    play_cards_game(page, match_url, 1, seed=11, rounds=3)
+    ids = seat_ids(page, match_url)
+    hands, _starting = deal(random.Random(11), len(ids))
+    for seat in (0, 2):  # two of the four cards of round 4 are in, hidden: "I am", a card
+        page.request.post(f"{match_url}/me", form={"player": str(ids[seat])})
+        form = {f"card-{ids[seat]}": str(hands[seat][3]), "game": "1", "round": "4"}
+        response = page.request.post(f"{match_url}/rounds", form=form, max_redirects=0)
+        assert response.status == 303, response.text()
+    for size in TV_SIZES[:2]:
+        tv = open_tv(browser, match_url, size, lang)
+        try:
+            chips = tv.locator(".entered .tag")
+            expect(chips).to_have_count(4)
+            expect(tv.locator(".entered .tag.is-in")).to_have_count(2)
+            tv.screenshot(path=artifacts / f"tv-entered-{lang}-{size[0]}x{size[1]}.png")
+            sizes = tv.eval_on_selector_all(".entered, .entered .tag", FONT_SIZES)
+            assert min(sizes) >= 0.75 * SOFA_PX[size], sizes  # as the rows' labels
+            assert all(tv.eval_on_selector_all(".entered .tag", f"els => els.map({IN_VIEW})"))
+            text = SOFA_PX[size]
+            heights = tv.eval_on_selector_all(
+                "#live-score tbody tr", "els => els.map(el => el.getBoundingClientRect().height)"
+            )
+            assert len(heights) == 4 and max(heights) <= 2.5 * text, heights
+            for selector in ROUND_TEXT:
+                assert min(tv.eval_on_selector_all(selector, FONT_SIZES)) >= text, selector
+                assert all(tv.eval_on_selector_all(selector, f"els => els.map({IN_VIEW})"))
+        finally:
+            tv.context.close()
