@@ -98,8 +98,8 @@ def database_file(app: Flask) -> Path | None:
     return None if path is None else Path(path)
 
 
-def change_feed(app: Flask) -> feed.Feed:
-    """The app's feed of match changes, which every live stream watches."""
+def stamp_feed(app: Flask) -> feed.Feed:
+    """The app's feed of matches' stamps, which every live stream watches."""
     return feed.feed_of(app)
 
 

@@ -24,7 +24,7 @@ from companion.models import MAX_ID
 from companion.play.live import regions, view_named
 from companion.rules import whole_number
 from companion.state import match_stamp
-from companion.store import change_feed
+from companion.store import stamp_feed
 
 HEARTBEAT = 15.0  # seconds between "alive" events on a quiet stream
 # A comment would keep proxies from dropping the stream too, but EventSource never tells
@@ -84,7 +84,7 @@ def event_stream(app: Flask, environ: dict, match_id: int, shown: Shown, view: s
     request (its session, language and token): nothing, a database connection least of
     all, is held while the stream waits.
     """
-    with change_feed(app).watching(match_id, environ.get("REMOTE_ADDR", "")) as stream:
+    with stamp_feed(app).watching(match_id, environ.get("REMOTE_ADDR", "")) as stream:
         yield f"retry: {RETRY_MS}\n\n"
         while True:
             stamp = stream.changed(whole(shown.version), HEARTBEAT)

@@ -1,5 +1,5 @@
 """Each database's own code, in one room: ``sqlite`` and ``postgresql``, the import's
-differences (``imports``) and the live streams' change feed (``changes``).
+differences (``imports``) and the live streams' feed of matches' stamps (``feed``).
 
 Which database the app runs on is asked here alone: the rest of the app calls the named
 functions below and never looks at a dialect. Nothing above ``companion.store`` imports
@@ -107,5 +107,5 @@ def checkpoint_in_background(app: Flask) -> threading.Thread | None:
 
 
 def follower(engine: Engine) -> Callable:
-    """How the live streams' watcher follows this database's changes (``changes.Feed``)."""
+    """How the live streams' watcher follows this database's changes (``feed.Feed``)."""
     return postgresql.listen if is_postgresql(engine) else sqlite.follow_data_version

@@ -1,4 +1,4 @@
-"""Which matches changed, for the live streams of this server process.
+"""The feed of matches' stamps, for the live streams of this server process.
 
 A stream (``companion.play.push``) watches one match and waits for its stamp (version,
 table version, link tokens) to move. One watcher per process follows the database for
@@ -145,7 +145,7 @@ class Feed:
             self.by_client.setdefault(client, []).append(stream)
             self.close_past_the_address(client)
             if self.watcher is None:
-                self.watcher = threading.Thread(target=self.run, daemon=True, name="match-changes")
+                self.watcher = threading.Thread(target=self.run, daemon=True, name="match-stamps")
                 self.watcher.start()
         try:
             watch.moved(self.read([match_id]).get(match_id))
@@ -217,13 +217,13 @@ class Feed:
             try:
                 follow(self)
             except Exception as error:  # the database went away: try again shortly
-                logger.warning("following match changes failed: %s", error)
+                logger.warning("following the matches' stamps failed: %s", error)
                 time.sleep(RETRY_AFTER)
 
 
 def feed_of(app) -> Feed:
     """The app's feed, made on first use."""
-    feed = app.extensions.get("companion.changes")
+    feed = app.extensions.get("companion.feed")
     if feed is None:
         with app.app_context():
             bounds = (
@@ -231,5 +231,5 @@ def feed_of(app) -> Feed:
                 app.config["STREAMS_PER_MATCH"],
                 app.config["STREAMS_PER_ADDRESS"],
             )
-            feed = app.extensions.setdefault("companion.changes", Feed(db.engine, *bounds))
+            feed = app.extensions.setdefault("companion.feed", Feed(db.engine, *bounds))
     return feed

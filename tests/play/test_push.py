@@ -342,7 +342,7 @@ def test_past_the_address_bound_over_many_matches_the_oldest_stream_closes(app, 
         assert flood[0].events.queue[-1] == f"retry: {push.CLOSED_RETRY_MS}"
         assert not any(stream.ended.is_set() for stream in flood[2:])
         assert not other.ended.is_set()
-        feed = app.extensions["companion.changes"]
+        feed = app.extensions["companion.feed"]
         assert len(feed.by_client["192.168.1.66"]) == 3
     finally:
         for stream in [other, *flood]:
