@@ -1,9 +1,11 @@
 """What the players entered, as SQLAlchemy models; results are derived by the rules engine.
 
-Nothing here is derived: the derived tables (each finished game's results, the
-statistics per game and player, per rival, per match and player) are in
-``companion.derived``, written in the same transaction that finishes a game
-(``companion.store``) and rebuildable from the inputs (``flask --app companion rebuild``).
+Nothing here is derived but one table: each finished game's bulls per player
+(``GameResult``), which the replay (``companion.state``) reads, so it sits below it. It
+is kept with the other derived tables (the statistics per game and player, per rival,
+per match and player, in ``companion.derived``): written in the same transaction that
+finishes a game (``companion.store``, through ``companion.derived``'s refresh) and
+rebuildable from the inputs (``flask --app companion rebuild``).
 """
 
 from __future__ import annotations
@@ -134,9 +136,7 @@ class Game(db.Model):
     corrections: Mapped[list[Correction]] = relationship(
         cascade="all, delete-orphan", order_by="Correction.id"
     )
-    # The derived results (``companion.derived.tables``), found by name when the mappers
-    # are configured: the inputs' models import nothing of what is derived from them.
-    results: Mapped[list[GameResult]] = relationship(cascade="all, delete-orphan")  # noqa: F821
+    results: Mapped[list[GameResult]] = relationship(cascade="all, delete-orphan")  # derived
 
     __table_args__ = (
         UniqueConstraint("match_id", "number", name="uq_game_number"),
@@ -147,6 +147,21 @@ class Game(db.Model):
     def starting(self) -> tuple[int, ...]:
         """The four starting cards, row 1 to 4 (cards mode)."""
         return tuple(card for card in (self.row1, self.row2, self.row3, self.row4) if card)
+
+
+class GameResult(db.Model):
+    """Derived: a finished game's bulls for one player, for fast scoreboards and the
+    replay of a match's finished games (``companion.derived.results`` keeps them)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    bulls: Mapped[int]
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "player_id", name="uq_result_player"),
+        Index("ix_result_player", "player_id"),
+    )
 
 
 class Round(db.Model):

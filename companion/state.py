@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from flask import abort
-from sqlalchemy import bindparam, column, select, table
+from sqlalchemy import bindparam, select
 
 from companion import rules
 from companion.db import db
@@ -29,6 +29,7 @@ from companion.memo import Memo
 from companion.models import (
     Correction,
     Game,
+    GameResult,
     Match,
     PendingCard,
     Play,
@@ -313,13 +314,10 @@ LATEST_CORRECTION = (
     .order_by(Correction.id.desc())
     .limit(1)
 )
-# Finished games' results as stored: derived's table (``companion.derived.tables``'s
-# GameResult), whose refresh reads this module, so the table and the three columns read
-# here are named, not imported (tests/derived/test_derived_names.py holds them to the model).
-GAME_RESULTS = table("game_result", column("game_id"), column("player_id"), column("bulls"))
+# Finished games' results as stored (kept by ``companion.derived``'s refresh).
 STORED_RESULTS = (
-    select(GAME_RESULTS.c.game_id, GAME_RESULTS.c.player_id, GAME_RESULTS.c.bulls)
-    .join(Game, Game.id == GAME_RESULTS.c.game_id)
+    select(GameResult.game_id, GameResult.player_id, GameResult.bulls)
+    .join(Game, Game.id == GameResult.game_id)
     .where(Game.match_id == bindparam("match_id"))
 )
 HIDDEN = select(PendingCard.player_id, PendingCard.card).where(

@@ -33,7 +33,6 @@ from companion.derived.figures import (
 from companion.derived.results import compared, put_results, replay_results
 from companion.derived.tables import (
     CardTake,
-    GameResult,
     MatchRating,
     NemesisCount,
     PlayerGameStat,
@@ -41,9 +40,11 @@ from companion.derived.tables import (
     PlayLuck,
 )
 from companion.derived.timing import match_times
-from companion.models import Game, Match
+from companion.models import Game, GameResult, Match
 from companion.state import MatchState, PlayedGame, match_state, played_game, stored_results
 
+# Every derived table; GameResult's model is in companion.models, below the replay
+# (companion.state) that reads it.
 __all__ = [
     "CardTake",
     "GameResult",

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 
 from companion.db import db
-from companion.derived.tables import GameResult
-from companion.models import Game
+from companion.models import Game, GameResult
 from companion.state import PlayedGame, played_game
 
 

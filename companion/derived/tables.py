@@ -1,9 +1,10 @@
 """The derived tables: results, not inputs, each rebuildable from the inputs.
 
-Each finished game's bulls per player (``GameResult``, for fast scoreboards) and the
-statistics: per game and player, per rival, per card that took bulls, per match and
-player. Every table cascades
-with its match or game, so a deleted match leaves no trace.
+The statistics: per game and player, per rival, per card that took bulls, per match and
+player. Each finished game's bulls per player (``GameResult``) is derived too, but its
+model is in ``companion.models``: the replay (``companion.state``), below this package,
+reads it. Every table cascades with its match or game, so a deleted match leaves no
+trace.
 """
 
 from __future__ import annotations
@@ -14,20 +15,6 @@ from sqlalchemy import ForeignKey, Index, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from companion.db import db
-
-
-class GameResult(db.Model):
-    """Derived: a finished game's bulls for one player, for fast scoreboards."""
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
-    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
-    bulls: Mapped[int]
-
-    __table_args__ = (
-        UniqueConstraint("game_id", "player_id", name="uq_result_player"),
-        Index("ix_result_player", "player_id"),
-    )
 
 
 class PlayerGameStat(db.Model):
