@@ -2,40 +2,24 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
 from math import ceil
-from typing import NamedTuple
 
 from flask import Blueprint, abort, redirect, request, session, url_for
 from sqlalchemy import func, select
 
 from companion import rules
 from companion.db import db
-from companion.derived import GameResult
 from companion.derived.timing import match_times
-from companion.models import MAX_ID, Game, Match
+from companion.models import MAX_ID, Match
 from companion.store import delete_match
-from companion.web import present
 from companion.web.access import PLAYER, access
 from companion.web.htmx import render
+from companion.web.listing import Entry, entries
 
 bp = Blueprint("history", __name__)
 
 PER_PAGE = 20
 DELETED_KEY = "history_deleted"
-
-
-class Entry(NamedTuple):
-    """One match as the history lists it."""
-
-    match: Match
-    names: list[str]
-    games: int  # finished games
-    standing: rules.Standing
-    winners: str  # names, once the match is over
-    leaders: str  # names, while it is played
-    house_rules: str
 
 
 def page_number(value: str, pages: int) -> int:
@@ -44,37 +28,6 @@ def page_number(value: str, pages: int) -> int:
     if page is None:
         abort(404)
     return page
-
-
-def entries(matches: Sequence[Match]) -> list[Entry]:
-    """The matches with their finished games' totals and winners (one query for all)."""
-    results: dict[int, dict[int, dict[int, int]]] = defaultdict(dict)
-    query = (
-        select(Game.match_id, Game.id, GameResult.player_id, GameResult.bulls)
-        .join(GameResult, GameResult.game_id == Game.id)
-        .where(Game.match_id.in_([match.id for match in matches]))
-        .order_by(Game.match_id, Game.number)
-    )
-    for match_id, game_id, player_id, bulls in db.session.execute(query):
-        results[match_id].setdefault(game_id, {})[player_id] = bulls
-    return [entry(match, list(results[match.id].values())) for match in matches]
-
-
-def entry(match: Match, games: list[dict[int, int]]) -> Entry:
-    """One match's line in the history."""
-    names = {seat.player_id: seat.player.name for seat in match.seats}
-    end = rules.EndCondition(match.end_kind, match.end_value)
-    standing = rules.standing(list(names), games, end)
-    house_rules = present.house_rules(end, match.pro)
-    return Entry(
-        match,
-        list(names.values()),
-        len(games),
-        standing,
-        ", ".join(names[player] for player in standing.winners),
-        ", ".join(names[player] for player in standing.leaders),
-        house_rules,
-    )
 
 
 @bp.get("/history")

@@ -8,30 +8,12 @@ from sqlalchemy import exists, func, select
 
 from companion.db import db
 from companion.models import Player, Seat
-from companion.rules.names import clean_name, name_key
 from companion.store import Full, add_player, archive_player, delete_player, rename_player
 from companion.web.htmx import render
+from companion.web.names import check_new_name
 from companion.web.present import players_full
 
 bp = Blueprint("players", __name__, url_prefix="/players")
-
-
-def name_taken(name: str, except_id: int | None = None) -> str | None:
-    """The name of another player whose name looks the same as this one (in any case,
-    width or script), or None."""
-    query = select(Player.name).where(Player.name_key == name_key(name))
-    if except_id is not None:
-        query = query.where(Player.id != except_id)
-    return db.session.scalar(query)
-
-
-def check_new_name(raw: str | None, except_id: int | None = None) -> tuple[str, str | None]:
-    """Return a usable, unused name and an error message if it is not: it names the
-    player already there, who may be spelt otherwise (Anna, for a Cyrillic A in "Anna")."""
-    name, error = clean_name(raw, gettext)
-    if error is None and (taken := name_taken(name, except_id)) is not None:
-        error = gettext("There is already a player called %(name)s.", name=taken)
-    return name, error
 
 
 def has_played(player: Player) -> bool:

@@ -8,11 +8,11 @@ from typing import NamedTuple
 from sqlalchemy import select
 
 from companion.db import db
-from companion.household.history import Entry, entries
 from companion.models import Match
 from companion.state import current_state
 from companion.web.access import access
 from companion.web.htmx import render
+from companion.web.listing import Entry, entries
 
 
 class Playing(NamedTuple):

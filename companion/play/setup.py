@@ -8,13 +8,13 @@ from sqlalchemy import select
 
 from companion import rules
 from companion.db import db
-from companion.household.players import check_new_name
 from companion.models import MAX_ID, Match, Player, Seat
 from companion.state import current_state
 from companion.store import Full, add_player, create_match, start_rematch
 from companion.web import present
 from companion.web.access import follow, grant, require_player
 from companion.web.htmx import render
+from companion.web.names import check_new_name
 
 END_KINDS = (rules.MORE_THAN, rules.AT_LEAST, rules.GAMES)
 SEAT_FIELDS = tuple(f"seat_{position}" for position in range(1, rules.MAX_PLAYERS + 1))

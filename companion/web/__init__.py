@@ -1,6 +1,7 @@
 """The web layer every feature stands on: rendering (page or htmx fragment), languages,
 error pages, security headers, the network guard, the database-fault pages, the pieces a
-page shows of a round, and the site's own small pages."""
+page shows of a round, what the features share (a match's line in a list, a new player's
+name checked), and the site's own small pages."""
 
 from flask import Flask, Response
 from flask_compress import Compress
