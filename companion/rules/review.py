@@ -1,0 +1,230 @@
+"""The review of a finished game, play by play: was there a better card in the hand?
+
+Luck (``luck``) says how much the others' cards did to a player, given the card they
+chose. The review weighs the choice itself, from the player's own information: once a
+game is over each hand is known (the ten cards its player played), so for every round
+the cards the player still held are known, and each of them is figured as if it had
+been played instead.
+
+For every play, each card the player still held gets:
+
+- ``this_round``: the bulls it was expected to take in this round, luck's model exactly
+  (the others' cards drawn from what the player could not see, as ``luck`` draws them,
+  with the same seed: for the card played it is luck's ``expected``);
+- ``to_game_end``: the bulls the player was expected to take from this round to the
+  game's end had it been played: the rest of the game played out ``SAMPLES`` times, the
+  others' hands drawn from what the player could not see, the player's own later cards
+  those they held, everyone playing their cards in a random order and every too-low card
+  taking the row ``suggest_row`` advises (a plain Monte Carlo); the same draws for every
+  card of the hand, so the comparison is fair.
+
+``loss`` is the card played's ``to_game_end`` less the hand's lowest, and the play's
+grade comes from it (``GRADES``), "best" while the loss is within the sampling noise
+(``NOISE_WIDTH`` standard errors of the difference between the card played and the
+hand's best, draw for draw: about 0.4 bulls with ``SAMPLES`` playouts).
+
+A player's game is then: bulls taken = what the deal made likely + the choices' cost -
+luck, where what the deal made likely is the bulls expected to the game's end from the
+first round with the hand's best card then, the choices' cost the sum of the losses, and
+luck what is left (positive: fewer bulls than the deal and the choices made likely). It
+is not ``luck``'s figure, which weighs each round's card alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from companion.rules.cards import Player, Rows
+from companion.rules.luck import Lines, others_sets, place_up_to, unseen
+from companion.rules.table import RoundResult
+
+SAMPLES = 400  # playouts of the rest of the game per play, shared by every card of the hand
+NOISE_WIDTH = 2.0  # standard errors within which a card is as good as the hand's best
+# A play's grade by its loss in bulls to the game's end (past the noise): the first whose
+# bound the loss is under.
+GRADES = (("good", 2.0), ("inaccuracy", 4.0), ("mistake", 7.0), ("blunder", float("inf")))
+BEST = "best"
+GOOD_GRADES = frozenset({BEST, "good"})
+
+
+class CardFigures(NamedTuple):
+    """A card of the hand, had it been played: bulls expected this round, and from this
+    round to the game's end."""
+
+    card: int
+    this_round: float
+    to_game_end: float
+
+
+class PlayReview(NamedTuple):
+    """A play weighed against the rest of the hand: its loss in bulls to the game's end
+    against the hand's best card, its grade, the sampling noise of that loss (one
+    standard error), and every card of the hand (the card played among them)."""
+
+    player: Player
+    card: int
+    loss: float
+    grade: str
+    noise: float
+    hand: tuple[CardFigures, ...]
+
+    @property
+    def better(self) -> CardFigures:
+        """The hand's card with the fewest bulls expected to the game's end."""
+        return min(self.hand, key=lambda figures: (figures.to_game_end, figures.card))
+
+    @property
+    def played(self) -> CardFigures:
+        """The card played's figures."""
+        return next(figures for figures in self.hand if figures.card == self.card)
+
+
+class PlayerReview(NamedTuple):
+    """A player's game: the bulls taken, what the deal made likely, what the choices cost
+    (the sum of the losses), luck (what is left: positive when fewer bulls) and the share
+    of plays graded best or good."""
+
+    player: Player
+    bulls: int
+    expected: float
+    choices_cost: float
+    luck: float
+    accuracy: float
+
+
+def hands(rounds: Sequence[RoundResult]) -> dict[Player, list[int]]:
+    """Each player's cards in the order they played them."""
+    held: dict[Player, list[int]] = {}
+    for result in rounds:
+        for step in result.steps:
+            held.setdefault(step.player, []).append(step.card)
+    return held
+
+
+def review_game(
+    starting: Sequence[int], rounds: Sequence[RoundResult], deck: int, seed: Sequence[int] = ()
+) -> list[list[PlayReview]]:
+    """Every play of a finished game reviewed, round by round in the order the cards were
+    placed. ``seed``: the game's key, as ``luck.game_odds`` takes it (each round adds its
+    number, each player itself), so ``this_round`` of a card played is luck's figure."""
+    rows: Rows = tuple((card,) for card in starting)
+    seen = list(starting)
+    held = hands(rounds)
+    reviewed = []
+    for number, result in enumerate(rounds, 1):
+        plays = []
+        for step in result.steps:
+            hand = held[step.player][number - 1 :]
+            hidden = unseen(deck, seen + hand)
+            key = (*seed, number, step.player)
+            plays.append(review_play(rows, hidden, hand, len(result.steps) - 1, key, step))
+        reviewed.append(plays)
+        seen += [step.card for step in result.steps]
+        rows = result.rows
+    return reviewed
+
+
+def review_play(rows: Rows, hidden: np.ndarray, hand: list[int], others: int, key, step):
+    """One play: every card of the hand figured this round and to the game's end."""
+    this_round = expected_this_round(rows, hidden, hand, others, key)
+    taken = playouts(rows, hidden, hand, others, np.random.default_rng([7, *key]))
+    to_end = taken.mean(axis=1)
+    played = hand.index(step.card)
+    best = int(np.argmin(to_end))
+    loss = max(0.0, float(to_end[played] - to_end[best]))
+    noise = float((taken[played] - taken[best]).std() / np.sqrt(taken.shape[1]))
+    figures = tuple(
+        CardFigures(card, float(this_round[index]), float(to_end[index]))
+        for index, card in enumerate(hand)
+    )
+    return PlayReview(step.player, step.card, loss, grade(loss, noise), noise, figures)
+
+
+def grade(loss: float, noise: float) -> str:
+    """A play's grade: best within the noise, else by the loss (``GRADES``)."""
+    if loss <= NOISE_WIDTH * noise or loss == 0:
+        return BEST
+    return next(name for name, bound in GRADES if loss < bound)
+
+
+def expected_this_round(
+    rows: Rows, hidden: np.ndarray, hand: list[int], others: int, key
+) -> np.ndarray:
+    """Each card of the hand's bulls expected this round: luck's sets of the others'
+    cards (the same draws as ``luck.round_odds`` for this player), each card placed
+    among every set."""
+    sets, _samples = others_sets(hidden, others, key)
+    lines = len(sets)
+    own = np.repeat(np.asarray(hand, dtype=np.int32), lines)
+    _took, taken = place_up_to(rows, np.tile(sets, (len(hand), 1)), own)
+    return taken.reshape(len(hand), lines).mean(axis=1)
+
+
+def playouts(
+    rows: Rows, hidden: np.ndarray, hand: list[int], others: int, generator: np.random.Generator
+) -> np.ndarray:
+    """The bulls the player takes from this round to the game's end, per card of the hand
+    played now (a line each) and per playout (a column each): the others' hands drawn
+    from ``hidden``, every hand played in a random order, the same draws for every card."""
+    left = len(hand)
+    drawn = drawn_hands(hidden, others * left, generator)  # (SAMPLES, others * left)
+    their = drawn.reshape(SAMPLES, left, others)  # round by round: the others' cards
+    order = own_orders(hand, generator)  # (cards, SAMPLES, left): the player's cards
+    candidates = len(hand)
+    lines = candidates * SAMPLES
+    table = Lines(rows, lines)
+    taken = np.zeros(lines, dtype=np.int32)
+    for turn in range(left):
+        cards = np.concatenate(
+            [order[:, :, turn].reshape(lines, 1), np.tile(their[:, turn, :], (candidates, 1))],
+            axis=1,
+        )
+        placing = np.argsort(cards, axis=1, kind="stable")
+        ordered = np.take_along_axis(cards, placing, axis=1)
+        for position in range(others + 1):
+            _took, bulls = table.place(ordered[:, position])
+            taken += np.where(placing[:, position] == 0, bulls, 0)
+    return taken.reshape(candidates, SAMPLES)
+
+
+def drawn_hands(hidden: np.ndarray, count: int, generator: np.random.Generator) -> np.ndarray:
+    """``SAMPLES`` lines of ``count`` distinct cards of ``hidden`` each, in a random order."""
+    keys = generator.random((SAMPLES, len(hidden)))
+    return hidden[np.argsort(keys, axis=1)[:, :count]]
+
+
+def own_orders(hand: list[int], generator: np.random.Generator) -> np.ndarray:
+    """For each card of the hand played now, the player's cards round by round in each
+    playout: that card first, then the rest in an order drawn once per playout (the same
+    for every card played now, so their playouts differ in that card alone)."""
+    cards = np.asarray(hand, dtype=np.int32)
+    rank = np.argsort(generator.random((SAMPLES, len(hand))), axis=1)  # a random order
+    later = cards[rank]  # (SAMPLES, left): the hand in a random order
+    orders = np.empty((len(hand), SAMPLES, len(hand)), dtype=np.int32)
+    for index, card in enumerate(hand):
+        rest = later[later != card].reshape(SAMPLES, len(hand) - 1)
+        orders[index, :, 0] = card
+        orders[index, :, 1:] = rest
+    return orders
+
+
+def player_reviews(
+    reviewed: Sequence[Sequence[PlayReview]], bulls: dict[Player, int]
+) -> list[PlayerReview]:
+    """Each player's game from their plays' reviews, in the order they first played:
+    bulls = what the deal made likely + the choices' cost - luck."""
+    plays: dict[Player, list[PlayReview]] = {}
+    for round_plays in reviewed:
+        for play in round_plays:
+            plays.setdefault(play.player, []).append(play)
+    found = []
+    for player, theirs in plays.items():
+        deal = theirs[0].better.to_game_end
+        cost = sum(play.loss for play in theirs)
+        good = sum(play.grade in GOOD_GRADES for play in theirs) / len(theirs)
+        taken = bulls.get(player, 0)
+        found.append(PlayerReview(player, taken, deal, cost, deal + cost - taken, good))
+    return found

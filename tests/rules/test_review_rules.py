@@ -1,0 +1,137 @@
+"""The review of a finished game (issue 45): every card the player still held, figured
+this round (luck's model exactly) and to the game's end (the rest played out at random,
+the same draws for every card), the loss and its grade, and each player's game as what
+the deal made likely, the choices' cost and luck.
+
+The playouts are checked against the engine itself: the rest of the game played out by
+``Table`` with the others' hands drawn from what the player could not see, every hand in
+a random order and every too-low card on the advised row.
+"""
+
+import random
+from math import sqrt
+from statistics import fmean, pstdev
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_luck_rules import advised, random_game
+
+from companion.rules import luck, review
+
+ME = 1
+
+
+def bulls_of(rounds):
+    """Each player's bulls over the rounds."""
+    taken = {}
+    for result in rounds:
+        for step in result.steps:
+            taken[step.player] = taken.get(step.player, 0) + step.bulls
+    return taken
+
+
+def by_the_engine(rows, hidden, hand, card, others, playouts, rng):
+    """The player's bulls from now to the game's end with ``card`` played now, over
+    ``playouts`` games played out by the engine: their mean and its standard error."""
+    left = len(hand)
+    rest = [other for other in hand if other != card]
+    taken = []
+    for _ in range(playouts):
+        drawn = rng.sample(hidden, others * left)
+        mine = [card, *rng.sample(rest, len(rest))]
+        table_rows, bulls = rows, 0
+        for turn in range(left):
+            theirs = drawn[turn * others : (turn + 1) * others]
+            result = advised(
+                table_rows, [(ME, mine[turn]), *((10 + n, c) for n, c in enumerate(theirs))]
+            )
+            bulls += next(step.bulls for step in result.steps if step.player == ME)
+            table_rows = result.rows
+        taken.append(bulls)
+    return fmean(taken), pstdev(taken) / sqrt(playouts)
+
+
+def position(seed, players, deck, number):
+    """A finished game's round ``number`` from the player ME's side: the rows before it,
+    what ME could not see, ME's hand from it on, the round placed."""
+    starting, rounds = random_game(random.Random(seed), players, deck, first_seat=ME)
+    hand = review.hands(rounds)[ME][number - 1 :]
+    seen = list(starting) + [step.card for result in rounds[: number - 1] for step in result.steps]
+    rows = rounds[number - 2].rows if number > 1 else tuple((card,) for card in starting)
+    hidden = sorted(set(range(1, deck + 1)) - set(seen) - set(hand))
+    return starting, rounds, rows, hidden, hand
+
+
+@pytest.mark.parametrize(
+    ("seed", "players", "deck", "number"), [(3, 3, 104, 8), (8, 4, 104, 7), (5, 2, 24, 6)]
+)
+def test_the_playouts_are_the_engines(seed, players, deck, number):
+    """Every card of the hand: its bulls to the game's end as the engine plays the rest
+    out, within four standard errors of both estimates."""
+    starting, rounds, rows, hidden, hand = position(seed, players, deck, number)
+    reviewed = review.review_game(starting, rounds, deck, (seed,))
+    play = next(play for play in reviewed[number - 1] if play.player == ME)
+    assert [figures.card for figures in play.hand] == hand
+    rng = random.Random(seed)
+    for figures in play.hand:
+        mean, error = by_the_engine(rows, hidden, hand, figures.card, players - 1, 3000, rng)
+        ours = error * sqrt(3000 / review.SAMPLES)  # the review's own standard error, about
+        assert abs(figures.to_game_end - mean) <= 4 * sqrt(error**2 + ours**2) + 0.05, (
+            figures,
+            mean,
+            error,
+        )
+
+
+@pytest.mark.parametrize(("players", "deck"), [(2, 24), (3, 104), (4, 104), (10, 104)])
+def test_this_round_of_the_card_played_is_lucks_expected(players, deck):
+    """The same draws as luck's, so the card played's figure is luck's to the last digit."""
+    starting, rounds = random_game(random.Random(players), players, deck)
+    reviewed = review.review_game(starting, rounds, deck, (7,))
+    odds = luck.game_odds(starting, rounds, deck, True, (7,))
+    for plays, round_odds in zip(reviewed, odds, strict=True):
+        assert [(p.player, p.card) for p in plays] == [(o.player, o.card) for o in round_odds]
+        assert [p.played.this_round for p in plays] == [o.expected for o in round_odds]
+
+
+def test_the_last_round_has_one_card_and_nothing_to_lose():
+    starting, rounds = random_game(random.Random(1), 4, 104)
+    for play in review.review_game(starting, rounds, 104)[-1]:
+        assert len(play.hand) == 1 and play.loss == 0 and play.grade == review.BEST
+        # One round left: the playouts draw the others' cards as luck does.
+        assert abs(play.hand[0].to_game_end - play.hand[0].this_round) < 1.5
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.randoms(use_true_random=False), st.sampled_from([(2, 24), (3, 34), (4, 104)]))
+def test_every_play_weighs_its_hand_and_the_players_add_up(rng, game):
+    players, deck = game
+    starting, rounds = random_game(rng, players, deck)
+    reviewed = review.review_game(starting, rounds, deck, (1,))
+    hands = review.hands(rounds)
+    for number, plays in enumerate(reviewed, 1):
+        for play in plays:
+            held = hands[play.player][number - 1 :]
+            assert [figures.card for figures in play.hand] == held
+            assert play.card == held[0]
+            ends = [figures.to_game_end for figures in play.hand]
+            assert play.loss == pytest.approx(ends[0] - min(ends)) and play.loss >= 0
+            assert all(
+                figures.this_round >= 0 and figures.to_game_end >= 0 for figures in play.hand
+            )
+            assert play.noise >= 0
+            assert play.grade == review.grade(play.loss, play.noise)
+    assert review.review_game(starting, rounds, deck, (1,)) == reviewed  # seeded: the same
+    taken = bulls_of(rounds)
+    for player in review.player_reviews(reviewed, taken):
+        assert player.bulls == taken[player.player]
+        assert player.bulls == pytest.approx(player.expected + player.choices_cost - player.luck)
+        assert 0 <= player.accuracy <= 1
+
+
+@given(st.floats(0, 30), st.floats(0, 30), st.floats(0, 3))
+def test_a_bigger_loss_never_grades_better(first, second, noise):
+    order = [review.BEST, *(name for name, _bound in review.GRADES)]
+    low, high = sorted((first, second))
+    assert order.index(review.grade(low, noise)) <= order.index(review.grade(high, noise))
