@@ -11,17 +11,31 @@ Only one thread of a process makes a missing value at a time: a table's phones a
 a new version within moments of each other, and in one process their threads would
 otherwise each replay and render it, taking turns on one interpreter lock, every one of
 them as slow as all of them together. The others wait for the first and take its value.
+The waiting is cachetools' own (``cached(..., condition=...)``, cachetools 6 or later).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
-from threading import Lock
+from collections.abc import Callable, Hashable
+from threading import Condition
 from typing import Any
 
-from cachetools import LRUCache
+from cachetools import Cache, LRUCache, cached
 from flask import current_app
+
+
+class AppValues:
+    """One app's values of a memo, and the turns of their makers."""
+
+    def __init__(self, size: int):
+        self.values = LRUCache(size)
+        self.lock = Condition()
+        # cachetools' single flight: while a key's work runs, a second caller of that key
+        # waits for it to end (or fail), then runs its own. Its cache keeps nothing (no
+        # value fits in size 0): each maker keeps what it made in ``values`` itself.
+        self.alone = cached(
+            Cache(maxsize=0), key=lambda key, work: key, lock=self.lock, condition=self.lock
+        )(lambda key, work: work())
 
 
 class Memo:
@@ -31,19 +45,23 @@ class Memo:
     def __init__(self, name: str, size: int):
         self.name = name
         self.size = size
-        self.lock = Lock()
+
+    def kept(self) -> AppValues:
+        """This app's values and turns."""
+        kept = current_app.extensions.get(f"memo.{self.name}")
+        if kept is None:
+            kept = current_app.extensions.setdefault(f"memo.{self.name}", AppValues(self.size))
+        return kept
 
     def values(self) -> LRUCache:
         """This app's values."""
-        values = current_app.extensions.get(f"memo.{self.name}")
-        if values is None:
-            values = current_app.extensions.setdefault(f"memo.{self.name}", LRUCache(self.size))
-        return values
+        return self.kept().values
 
     def get(self, key: Hashable) -> Any | None:
         """The value kept for ``key``, if any (it becomes the most recently used)."""
-        with self.lock:
-            return self.values().get(key)
+        kept = self.kept()
+        with kept.lock:
+            return kept.values.get(key)
 
     def through(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The value kept for ``key``, made by ``make()`` and kept if there is none."""
@@ -51,37 +69,29 @@ class Memo:
 
     def once(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The value kept for ``key``, else what ``make()`` returns, made by one thread at
-        a time (``making``). ``make`` keeps what it made itself, under whichever key fits."""
+        a time (``alone``). ``make`` keeps what it made itself, under whichever key fits."""
         value = self.get(key)
         if value is None:
-            with self.making(key):
-                value = self.get(key)  # made meanwhile by the thread waited for
-                if value is None:
-                    value = make()
+            value = self.alone(key, lambda: self.made(key, make))
         return value
 
-    @contextmanager
-    def making(self, key: Hashable) -> Iterator[None]:
-        """Make ``key``'s value in here: one thread of this app at a time per key.
+    def made(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The value kept for ``key`` by the thread waited for, else what ``make()`` returns."""
+        value = self.get(key)
+        return make() if value is None else value
 
-        A thread that comes second waits until the first is done (or failed), then
-        looks again. Values made inside may come from other memos, never from this one.
+    def alone(self, key: Hashable, work: Callable[[], Any]) -> Any:
+        """What ``work()`` returns, run by one thread of this app at a time per key.
+
+        A thread that comes second waits until the first is done (or failed), then runs
+        its own ``work``, which looks again. Values made inside may come from other
+        memos, never from this one.
         """
-        with self.lock:
-            makers = current_app.extensions.setdefault(f"memo.{self.name}.making", {})
-            turn = makers.setdefault(key, [Lock(), 0])
-            turn[1] += 1  # threads that want this key's lock
-        try:
-            with turn[0]:
-                yield
-        finally:
-            with self.lock:
-                turn[1] -= 1
-                if not turn[1]:
-                    del makers[key]
+        return self.kept().alone(key, work)
 
     def put(self, key: Hashable, value: Any) -> Any:
         """Keep ``value`` for ``key`` (the least recently used goes past ``size``)."""
-        with self.lock:
-            self.values()[key] = value
+        kept = self.kept()
+        with kept.lock:
+            kept.values[key] = value
         return value

@@ -101,11 +101,15 @@ def kept() -> Kept:
     held = KEPT.get("matches")
     if held is not None and held.stamp == now:
         return held
-    with KEPT.making("matches"):
-        held = KEPT.get("matches") or Kept({}, {})
-        if held.stamp != now:
-            held = KEPT.put("matches", refreshed(held, now))
-        return held
+    return KEPT.alone("matches", lambda: brought_to(now))
+
+
+def brought_to(now: Stamp) -> Kept:
+    """Every match's luck as kept, refreshed unless the thread waited for already did."""
+    held = KEPT.get("matches") or Kept({}, {})
+    if held.stamp != now:
+        held = KEPT.put("matches", refreshed(held, now))
+    return held
 
 
 def refreshed(held: Kept, now: Stamp) -> Kept:
