@@ -168,6 +168,10 @@ class Matches:
     def __init__(self, engine, parent: int) -> None:
         self.engine, self.parent = engine, parent
         self.seen: dict[int, int] = {}
+        # Games are reviewed once they end while the server runs: the first look, at
+        # every match there is, puts luck in line only (a history's reviews would take
+        # hours of a Pi's CPU; `flask rebuild` figures them).
+        self.reviewing = False
 
     @property
     def watches(self) -> bool:
@@ -182,6 +186,7 @@ class Matches:
             if not self.watches:
                 return
             self.figure(match_id)
+        self.reviewing = True
 
     def moved(self, ids: Iterable[int] | None) -> list[int]:
         """The matches (of ``ids``, or all) whose version is not the one last seen."""
@@ -193,10 +198,13 @@ class Matches:
         return [match_id for match_id, version in rows if self.seen.get(match_id) != version]
 
     def figure(self, match_id: int) -> None:
-        """A match's luck put in line; a failure is logged and the match left until it
-        moves again (so one match the rules refuse cannot hold up the others)."""
+        """A match's luck put in line, then its finished games reviewed; a failure is
+        logged and the match left until it moves again (so one match the rules refuse
+        cannot hold up the others)."""
         try:
             version = store.luck_after(match_id)
+            if self.reviewing:
+                store.review_after(match_id)
         except Exception:
             logger.exception("figuring the luck of match %d failed", match_id)
             db.session.rollback()

@@ -47,6 +47,7 @@ from companion.db import WRITE, WRITE_WAIT, db
 from companion.derived import (
     PlayerMatchStat,
     Rebuilt,
+    game_review,
     match_rows_going,
     rebuild,
     refresh_results,
@@ -71,7 +72,7 @@ from companion.models import (
 )
 from companion.rules import EndCondition
 from companion.rules.names import name_key
-from companion.state import MatchState, current_state
+from companion.state import MatchState, current_state, played_game
 from companion.storage import feed, imports, sqlite
 
 # What the rooms above need of each database's own code (companion.storage), which
@@ -252,6 +253,7 @@ def store(state: MatchState, change: Change) -> str:
                 match_id, state.player_ids, change.replay
             )
             more_luck = not change.hidden and drop_stale_luck(match_id, change.replay)
+            game_review.drop(match_id, change.replay, last=change.results)
     except IntegrityError:
         return RACED
     if more_luck and not current_app.config.get("LUCK_APART"):  # else the process follows
@@ -308,6 +310,34 @@ def luck_after(match_id: int) -> int | None:
             return None
         version += 1
     return version
+
+
+def review_after(match_id: int) -> int:
+    """After a game's end (in the background process): the review of each of the match's
+    finished card games not reviewed yet, figured with no write open (seconds for ten
+    players), then stored in a short write of its own if the game's inputs are still
+    those it was figured from (else the write that changed them dropped it, and the next
+    look figures it again). How many games it stored."""
+    done = 0
+    for game_id in game_review.unreviewed(match_id):
+        game = db.session.get(Game, game_id)
+        player_ids = [seat.player_id for seat in game.match.seats]
+        replayed = played_game(game, player_ids)
+        if not replayed.finished:
+            continue
+        rows = game_review.figured(replayed, game_review.deck_of(game.match))
+        inputs = game_review.inputs_of(replayed)
+        db.session.rollback()  # the read ends: nothing is held while the table writes
+        with writing():
+            game = db.session.get(Game, game_id)
+            if game is None or game_review.kept(game_id):
+                continue
+            now = played_game(game, player_ids)
+            if not now.finished or game_review.inputs_of(now) != inputs:
+                continue
+            game_review.put(rows)
+        done += 1
+    return done
 
 
 def follow_changes(engine: Engine) -> Callable:

@@ -143,6 +143,7 @@ DERIVED = (
     derived.PlayerMatchStat,
     derived.MatchRating,
     derived.PlayLuck,
+    derived.ReviewCard,
 )
 NOT_TABLES = {"alembic_version": "the schema's revision: the new server's own"}
 

@@ -38,6 +38,7 @@ from companion.derived.tables import (
     PlayerGameStat,
     PlayerMatchStat,
     PlayLuck,
+    ReviewCard,
 )
 from companion.derived.timing import match_times
 from companion.models import Game, GameResult, Match
@@ -53,6 +54,7 @@ __all__ = [
     "PlayLuck",
     "PlayerGameStat",
     "PlayerMatchStat",
+    "ReviewCard",
 ]
 
 

@@ -185,3 +185,30 @@ class PlayLuck(db.Model):
             "chance",
         ),
     )
+
+
+class ReviewCard(db.Model):
+    """Derived: a card a player still held in a round of a finished game, weighed as if it
+    had been played (``companion.rules.review``): the bulls it was expected to take this
+    round and to the game's end. ``played``: the card the player chose; ``noise``: the
+    sampling noise of the play's loss (one standard error, the same on each card of the
+    play). Figured by the server's background process after the game's end
+    (``companion.derived.game_review``)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    round_number: Mapped[int]
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    card: Mapped[int]
+    played: Mapped[bool]
+    this_round: Mapped[float]
+    to_game_end: Mapped[float]
+    noise: Mapped[float]
+
+    __table_args__ = (
+        UniqueConstraint(
+            "game_id", "round_number", "player_id", "card", name="uq_review_card_hand"
+        ),
+        Index("ix_review_card_match", "match_id"),
+    )

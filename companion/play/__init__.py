@@ -17,6 +17,7 @@ from companion.play import (
     luck_report,
     match_pages,
     push,
+    review_report,
     setup,
     undo,
 )
@@ -42,6 +43,7 @@ ROUTES = [
     (f"{MATCH}/live", GET, live.poll),
     (f"{MATCH}/events", GET, push.events),
     (f"{MATCH}/games/<id:game>/luck.json", GET, luck_report.luck_json),
+    (f"{MATCH}/games/<id:game>/review.json", GET, review_report.review_json),
     # What the players enter.
     (f"{MATCH}/games", POST, entry.start_game),
     (f"{MATCH}/scores", POST, entry.score_game),

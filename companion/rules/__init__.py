@@ -13,8 +13,9 @@ The modules, from the bottom up: ``cards`` (cards, bulls, decks), ``checks`` (wh
 not be entered), ``table`` (a round placed on the table), ``explain`` (why each card went
 where it did), ``game`` (a game replayed), ``luck`` (each play's chance of taking a
 row, and the bulls it was expected to take), ``review`` (each play of a finished game
-weighed against the rest of its player's hand, on luck's placing code), ``correct`` (a past round corrected),
-``match`` (totals, the end, the winners) and ``names`` (the rule for a player's name).
+weighed against the rest of its player's hand, on luck's placing code), ``correct`` (a
+past round corrected), ``match`` (totals, the end, the winners) and ``names`` (the rule
+for a player's name).
 Callers use ``rules.X``: the public names of every module are here.
 """
 

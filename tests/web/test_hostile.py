@@ -11,6 +11,7 @@ every hostile value meets the match in the state its valid request was made for.
 
 from __future__ import annotations
 
+import random
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from conftest import ARTIFACTS, make_app
-from driver import add_players, score_game, start_game, start_match, state_of
+from driver import add_players, play_game, score_game, start_game, start_match, state_of
 from flask import Request, Response
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -145,6 +146,8 @@ def seed(tmp_path_factory) -> Seed:
     ).status_code == (303)
     assert state_of(client, waiting).current.pending.player == cleo
     assert score_game(client, finished, {anna: 5, ben: 7}).status_code == 303
+    reviewed = start_match(client, [anna, ben], end_kind="games", end_value=1)
+    play_game(client, reviewed, [anna, ben], random.Random(45))  # a game with a review
     two_rounds = start_match(client, [anna, ben])
     assert start_game(client, two_rounds, [12, 24, 37, 40]).status_code == 303
     for number, cards in ((1, (41, 42)), (2, (50, 51))):
@@ -180,6 +183,7 @@ def seed(tmp_path_factory) -> Seed:
         "history.delete": {"match_id": str(finished)},
         "play.rematch": {"match_id": str(finished)},  # a rematch only once it is over
         "play.bgstats": {"match_id": str(finished)},  # the play of a finished match
+        "play.review_json": {"match_id": str(reviewed)},  # a game played card by card
         "play.join": {"match_id": str(waiting), "token": tokens[waiting]},
         "i18n.set_language": {"code": "de"},
         "static": {"filename": "css/app.css"},

@@ -624,6 +624,7 @@ NOT_PAGES = {
     "play.follow_rematch",
     "play.bgstats",
     "play.luck_json",
+    "play.review_json",
     "backup.export_json",
     "backup.match_csv_file",
     "review.this_year",

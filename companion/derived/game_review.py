@@ -1,0 +1,144 @@
+"""Each play of a finished game weighed against the rest of its player's hand
+(``companion.rules.review``), kept as derived data (``ReviewCard``: a row per card the
+player still held).
+
+Heavy work (a 10-player game takes about 2 s of CPU): never in a request worker, never
+in a round's write. The server's background process figures the review of each card
+game that is over (``companion.store.review_after``) with no write open, then stores it
+in a short write of its own, checked against the game's inputs as they are then. A write
+that may change a game's end (an undo, the last round, a correction) drops the rows it
+makes wrong (``drop``), and the background figures them again. Pages and ``review.json``
+read what is kept (``read``) and say when a game's review is not there yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from sqlalchemy import delete, func, insert, select
+
+from companion import rules
+from companion.db import db
+from companion.derived.play_luck import placed_rounds
+from companion.derived.tables import ReviewCard
+from companion.models import Game, GameResult, Match
+from companion.rules import review
+from companion.state import PlayedGame
+
+COLUMNS = (
+    ReviewCard.round_number,
+    ReviewCard.player_id,
+    ReviewCard.card,
+    ReviewCard.this_round,
+    ReviewCard.to_game_end,
+    ReviewCard.noise,
+)
+
+
+class Reviewed(NamedTuple):
+    """A finished game's review as kept: the plays round by round (in the order the cards
+    were placed), and each player's game."""
+
+    rounds: list[list[review.PlayReview]]
+    players: list[review.PlayerReview]
+
+
+def inputs_of(game: PlayedGame) -> tuple:
+    """What a game's review is figured from: its starting cards and every placed step."""
+    return (tuple(game.game.starting), tuple(result.steps for result in placed_rounds(game)))
+
+
+def figured(game: PlayedGame, deck: int) -> list[dict]:
+    """The rows of a finished card game's review (seeded with the game's id, as its luck
+    is: ``this_round`` of a card played is its luck's ``expected``)."""
+    rounds = placed_rounds(game)
+    reviewed = review.review_game(game.game.starting, rounds, deck, (game.game.id,))
+    return [
+        {
+            "game_id": game.game.id,
+            "match_id": game.game.match_id,
+            "round_number": number,
+            "player_id": play.player,
+            "card": figures.card,
+            "played": figures.card == play.card,
+            "this_round": figures.this_round,
+            "to_game_end": figures.to_game_end,
+            "noise": play.noise,
+        }
+        for number, plays in enumerate(reviewed, 1)
+        for play in plays
+        for figures in play.hand
+    ]
+
+
+def put(rows: Sequence[dict]) -> None:
+    """Store a game's review (inside a short write)."""
+    if rows:
+        db.session.execute(insert(ReviewCard), list(rows))
+
+
+def kept(game_id: int) -> bool:
+    """Whether a game's review is stored."""
+    query = select(func.count()).select_from(ReviewCard).where(ReviewCard.game_id == game_id)
+    return bool(db.session.scalar(query))
+
+
+def unreviewed(match_id: int) -> list[int]:
+    """The match's finished card games with no review kept, by id (finished: every
+    player has a result)."""
+    has_review = select(ReviewCard.game_id).distinct()
+    finished = select(GameResult.game_id).distinct()
+    query = (
+        select(Game.id)
+        .where(Game.match_id == match_id, Game.mode == "cards")
+        .where(Game.id.in_(finished), Game.id.not_in(has_review))
+        .order_by(Game.id)
+    )
+    return list(db.session.scalars(query))
+
+
+def drop(match_id: int, game_ids: Sequence[int], last: bool) -> None:
+    """Inside a write that may change how games end: drop the review of these games (a
+    correction's), and of the match's last game when ``last`` (an undo, its last round)."""
+    wanted = list(game_ids)
+    if last:
+        newest = db.session.scalar(select(func.max(Game.id)).where(Game.match_id == match_id))
+        wanted += [newest] if newest is not None else []
+    if wanted:
+        db.session.execute(delete(ReviewCard).where(ReviewCard.game_id.in_(wanted)))
+
+
+def deck_of(match: Match) -> int:
+    """The highest card of a match's deck."""
+    return rules.deck_size(len(match.seats), match.pro)
+
+
+def read(game: PlayedGame) -> Reviewed | None:
+    """A finished card game's review as kept, or None while it is not figured."""
+    query = select(*COLUMNS).where(ReviewCard.game_id == game.game.id)
+    rows = {(row[0], row[1], row[2]): row for row in db.session.execute(query)}
+    if not rows or not game.finished:
+        return None
+    rounds = placed_rounds(game)
+    hands = review.hands(rounds)
+    plays = []
+    for number, result in enumerate(rounds, 1):
+        round_plays = []
+        for step in result.steps:
+            hand = hands[step.player][number - 1 :]
+            found = [rows.get((number, step.player, card)) for card in hand]
+            if None in found:
+                return None  # not all of it: being figured again
+            round_plays.append(play_of(step, found))
+        plays.append(round_plays)
+    return Reviewed(plays, review.player_reviews(plays, game.bulls))
+
+
+def play_of(step: rules.Step, found: Sequence) -> review.PlayReview:
+    """A play's review from its kept rows (the hand in the order it was played)."""
+    hand = tuple(review.CardFigures(row[2], row[3], row[4]) for row in found)
+    ends = [figures.to_game_end for figures in hand]
+    loss = max(0.0, ends[0] - min(ends))
+    noise = found[0][5]
+    return review.PlayReview(step.player, step.card, loss, review.grade(loss, noise), noise, hand)

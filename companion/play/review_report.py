@@ -1,0 +1,79 @@
+"""The review of a finished game as JSON (``review.json``), for tools: each play weighed
+against the rest of its player's hand, and each player's game.
+
+The figures are ``companion.rules.review``'s, kept per card by
+``companion.derived.game_review`` (the server's background process figures them after
+the game's end); this module only reads and arranges them. Only once the game is over:
+during a game the review would be a help to cheat.
+"""
+
+from __future__ import annotations
+
+from flask import abort, jsonify
+
+from companion.derived import game_review
+from companion.play.luck_report import replayed_game
+from companion.rules import review
+from companion.state import current_state
+
+# A game whose review is not kept yet: the background process is on it.
+BEING_FIGURED = 202
+WHILE_PLAYED = 409
+
+
+def review_json(match_id: int, game: int):
+    """A finished game's review (a JSON 404 for an unknown game or one of typed scores,
+    a 409 while it is being played, a 202 saying ``pending`` while its review is being
+    worked out)."""
+    state = current_state(match_id)
+    if game > len(state.games):
+        abort(404)
+    played = replayed_game(state, state.games[game - 1])
+    if not played.finished:
+        return jsonify(error="This game is still being played: its review comes at its end."), (
+            WHILE_PLAYED
+        )
+    if played.game.mode != "cards":
+        return jsonify(error="Only a game entered card by card has a review."), 404
+    reviewed = game_review.read(played)
+    if reviewed is None:
+        return jsonify(game=game, pending=True), BEING_FIGURED
+    return jsonify(review_document(game, reviewed))
+
+
+def review_document(game: int, reviewed: game_review.Reviewed) -> dict:
+    """``review.json``'s document: floats at full precision."""
+    return {
+        "game": game,
+        "samples": review.SAMPLES,
+        "rounds": [
+            {"round": number, "plays": [play_entry(play) for play in plays]}
+            for number, plays in enumerate(reviewed.rounds, 1)
+        ],
+        "players": [
+            {
+                "player_id": player.player,
+                "bulls": player.bulls,
+                "expected": player.expected,
+                "choices_cost": player.choices_cost,
+                "luck": player.luck,
+                "accuracy": player.accuracy,
+            }
+            for player in reviewed.players
+        ],
+    }
+
+
+def play_entry(play: review.PlayReview) -> dict:
+    """One play: the card, its loss, grade and noise, and every card of the hand."""
+    return {
+        "player_id": play.player,
+        "card": play.card,
+        "loss": play.loss,
+        "grade": play.grade,
+        "noise": play.noise,
+        "hand": [
+            {"card": card.card, "this_round": card.this_round, "to_game_end": card.to_game_end}
+            for card in play.hand
+        ],
+    }

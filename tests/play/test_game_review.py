@@ -1,0 +1,147 @@
+"""The review of a finished game (issue 45), kept and served: figured by the background
+process after the game's end (``store.review_after``, never in a round's write), read by
+``review.json``; dropped by the write that changes how a game ended."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from correcting import correct
+from driver import add_players, play_game, score_game, start_game, start_match, undo
+from sqlalchemy import func, select
+
+from companion import background, store
+from companion.db import db
+from companion.derived.tables import ReviewCard
+from companion.models import Game
+from companion.rules import review
+
+pytestmark = pytest.mark.app_config(LUCK_APART=True)
+
+
+def reviewed_rows(app, match_id: int) -> int:
+    with app.app_context():
+        query = select(func.count()).select_from(ReviewCard).where(ReviewCard.match_id == match_id)
+        return db.session.scalar(query)
+
+
+def review_after(app, match_id: int) -> int:
+    """What the background process does once a game is over, here in this process (its
+    luck first, as the process does)."""
+    with app.app_context():
+        store.luck_after(match_id)
+        return store.review_after(match_id)
+
+
+@pytest.fixture
+def finished(client):
+    """Anna, Ben and Cleo have played game 1 to its end; the match goes on."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    play_game(client, match_id, ids, random.Random(45))
+    return match_id, ids
+
+
+def review_of(client, match_id: int, game: int = 1):
+    return client.get(f"/matches/{match_id}/games/{game}/review.json")
+
+
+def test_a_finished_games_review_is_pending_until_the_background_figures_it(app, client, finished):
+    match_id, ids = finished
+    assert reviewed_rows(app, match_id) == 0  # not in the round's write
+    pending = review_of(client, match_id)
+    assert pending.status_code == 202 and pending.get_json() == {"game": 1, "pending": True}
+    assert review_after(app, match_id) == 1
+    assert review_after(app, match_id) == 0  # kept: nothing to do the next time
+    document = review_of(client, match_id).get_json()
+    assert document["game"] == 1 and document["samples"] == review.SAMPLES
+    luck = client.get(f"/matches/{match_id}/games/1/luck.json").get_json()
+    expected = {
+        (entry["round"], play["player_id"]): play["expected"]
+        for entry in luck["rounds"]
+        for play in entry["plays"]
+    }
+    assert [entry["round"] for entry in document["rounds"]] == list(range(1, 11))
+    held = {pid: [] for pid in ids}
+    for entry in reversed(document["rounds"]):
+        for play in entry["plays"]:
+            held[play["player_id"]].insert(0, play["card"])
+            hand = [card["card"] for card in play["hand"]]
+            assert hand == held[play["player_id"]]  # the cards played from this round on
+            played = play["hand"][0]
+            assert played["card"] == play["card"]
+            assert played["this_round"] == expected[(entry["round"], play["player_id"])]
+            ends = [card["to_game_end"] for card in play["hand"]]
+            assert play["loss"] == pytest.approx(ends[0] - min(ends))
+            assert play["grade"] == review.grade(play["loss"], play["noise"])
+    bulls = {player["player_id"]: player["bulls"] for player in luck["players"]}
+    for player in document["players"]:
+        assert player["bulls"] == bulls[player["player_id"]]
+        total = player["expected"] + player["choices_cost"] - player["luck"]
+        assert player["bulls"] == pytest.approx(total)
+        assert 0 <= player["accuracy"] <= 1
+
+
+def test_an_unknown_game_a_game_being_played_and_typed_scores_have_no_review(app, client, finished):
+    match_id, ids = finished
+    assert start_game(client, match_id, [5, 15, 25, 35]).status_code == 303
+    playing = review_of(client, match_id, 2)
+    assert playing.status_code == 409 and "still being played" in playing.get_json()["error"]
+    unknown = review_of(client, match_id, 7)
+    assert unknown.status_code == 404 and "error" in unknown.get_json()
+    other = start_match(client, ids)
+    assert score_game(client, other, {ids[0]: 3, ids[1]: 5, ids[2]: 0}).status_code == 303
+    typed = review_of(client, other)
+    assert typed.status_code == 404 and "card by card" in typed.get_json()["error"]
+    assert review_after(app, other) == 0
+
+
+def test_undoing_the_last_round_drops_the_review(app, client, finished):
+    match_id, _ids = finished
+    review_after(app, match_id)
+    assert reviewed_rows(app, match_id) > 0
+    assert undo(client, match_id).status_code == 303  # the game is open again
+    assert reviewed_rows(app, match_id) == 0
+    assert review_of(client, match_id).status_code == 409
+    assert review_after(app, match_id) == 0  # nothing to review while it is played
+
+
+def test_the_background_reviews_a_game_that_ends_while_it_runs(app, client):
+    """Its first look puts luck in line only; a game that ends after it is reviewed."""
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids)
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid())
+        matches.refresh()  # the first look: every match there is
+    play_game(client, match_id, ids, random.Random(2))
+    with app.app_context():
+        matches.refresh()
+    assert reviewed_rows(app, match_id) > 0
+    assert review_of(client, match_id).status_code == 200
+
+
+def test_a_history_is_not_reviewed_at_the_first_look(app, client, finished):
+    match_id, _ids = finished
+    with app.app_context():
+        background.Matches(db.engine, os.getppid()).refresh()
+    assert reviewed_rows(app, match_id) == 0
+
+
+def test_a_correction_drops_the_games_review_and_the_background_figures_it_again(
+    app, client, finished
+):
+    match_id, ids = finished
+    review_after(app, match_id)
+    document = review_of(client, match_id).get_json()
+    with app.app_context():
+        starting = db.session.scalars(select(Game).where(Game.match_id == match_id)).one().starting
+    used = set(starting) | {play["card"] for entry in document["rounds"] for play in entry["plays"]}
+    new = max(set(range(1, 105)) - used)  # the highest card nobody played: never too low
+    assert correct(client, match_id, 1, 10, cards={ids[0]: new}).status_code == 303
+    assert reviewed_rows(app, match_id) == 0
+    assert review_of(client, match_id).status_code == 202
+    assert review_after(app, match_id) == 1
+    last = review_of(client, match_id).get_json()["rounds"][-1]["plays"]
+    assert new in [play["card"] for play in last]
