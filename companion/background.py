@@ -40,6 +40,7 @@ NICEST = 19  # the lowest CPU priority: on a Raspberry Pi's share of a core, the
 # alone: a server held to a share of a core (a cgroup's quota) shares it with this
 # process, and CPU spent here while the table waits for its push throttles them all.
 SETTLE = 0.4
+LUCK_GAMES = 1  # a match's stale games figured per look: the newest first
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,8 @@ class Matches:
         # every match there is, puts luck in line only (a history's reviews would take
         # hours of a Pi's CPU; `flask rebuild` figures them).
         self.reviewing = False
+        self.to_review: set[int] = set()  # matches that moved since, to review
+        self.busy = False  # the last look left work: the next goes on at once
 
     @property
     def watches(self) -> bool:
@@ -180,12 +183,18 @@ class Matches:
 
     def refresh(self, ids: Iterable[int] | None = None) -> None:
         """Figure the luck of every match (or of ``ids``) whose version moved, once the
-        change has settled (``SETTLE``)."""
-        time.sleep(SETTLE)
+        change has settled (``SETTLE``), a game per match at a time (``LUCK_GAMES``), so
+        a big import's backlog never holds up a table's luck; when luck is all in line,
+        review one finished game. Each stored game is a change: the next look follows."""
+        if not self.busy:
+            time.sleep(SETTLE)
+        self.busy = False
         for match_id in self.moved(ids):
             if not self.watches:
                 return
             self.figure(match_id)
+        if self.reviewing and not self.busy and self.to_review:
+            self.review(min(self.to_review))
         self.reviewing = True
 
     def moved(self, ids: Iterable[int] | None) -> list[int]:
@@ -198,18 +207,37 @@ class Matches:
         return [match_id for match_id, version in rows if self.seen.get(match_id) != version]
 
     def figure(self, match_id: int) -> None:
-        """A match's luck put in line, then its finished games reviewed; a failure is
-        logged and the match left until it moves again (so one match the rules refuse
-        cannot hold up the others)."""
+        """A match's luck put in line, its newest stale game first; a failure is logged
+        and the match left until it moves again (so one match the rules refuse cannot
+        hold up the others)."""
         try:
-            version = store.luck_after(match_id)
-            if self.reviewing:
-                store.review_after(match_id)
+            version = store.luck_after(match_id, limit=LUCK_GAMES)
         except Exception:
             logger.exception("figuring the luck of match %d failed", match_id)
             db.session.rollback()
             version = db.session.scalar(select(Match.version).where(Match.id == match_id))
         finally:
             db.session.remove()  # nothing of one match stays in memory for the next
-        if version is not None:
-            self.seen[match_id] = version
+        if version is None:
+            self.busy = True
+            return
+        self.seen[match_id] = version
+        if self.reviewing:
+            self.to_review.add(match_id)
+
+    def review(self, match_id: int) -> None:
+        """Review one finished game of a match (seconds of CPU); the match stays on the
+        list while it has more."""
+        try:
+            store.review_after(match_id, limit=1)
+            more = store.reviews_left(match_id) > 0
+        except Exception:
+            logger.exception("reviewing a game of match %d failed", match_id)
+            db.session.rollback()
+            more = False
+        finally:
+            db.session.remove()
+        if more:
+            self.busy = True
+        else:
+            self.to_review.discard(match_id)

@@ -286,19 +286,20 @@ def after_the_answer(work: Callable[[], None]) -> None:
         return response
 
 
-def luck_after(match_id: int) -> int | None:
+def luck_after(match_id: int, limit: int | None = None) -> int | None:
     """After a write that left a match's luck stale (every card round, a game's end, a
     correction, an undo): the stale luck figured with no write open (the slow part), then
     stored a game at a time, each in a short write that raises the match's versions, so
     every page shows it: the second push, after the round's own. The version it left the
-    match at; None when the match moved on meanwhile (its next write asks again), or is
-    gone."""
-    figured = stale_luck(match_id)
+    match at; None when the match moved on meanwhile (its next write asks again), is gone,
+    or has more stale games than ``limit`` (the newest first: a big import's backlog goes
+    a game at a time, and other tables' luck between them)."""
+    figured = stale_luck(match_id, limit)
     db.session.rollback()  # the read ends: no snapshot is held while the next writes wait
     if figured is None:
         return None
-    version, games = figured
-    for luck in games:
+    version = figured.version
+    for luck in figured.games:
         try:
             with writing():
                 # First: on PostgreSQL it takes the match's row lock.
@@ -309,17 +310,17 @@ def luck_after(match_id: int) -> int | None:
         except IntegrityError:  # another process stored them meanwhile
             return None
         version += 1
-    return version
+    return None if figured.more else version
 
 
-def review_after(match_id: int) -> int:
+def review_after(match_id: int, limit: int | None = None) -> int:
     """After a game's end (in the background process): the review of each of the match's
-    finished card games not reviewed yet, figured with no write open (seconds for ten
-    players), then stored in a short write of its own if the game's inputs are still
-    those it was figured from (else the write that changed them dropped it, and the next
-    look figures it again). How many games it stored."""
+    finished card games not reviewed yet (the newest first, ``limit`` at most), figured
+    with no write open (seconds for ten players), then stored in a short write of its own
+    if the game's inputs are still those it was figured from (else the write that changed
+    them dropped it, and the next look figures it again). How many games it stored."""
     done = 0
-    for game_id in game_review.unreviewed(match_id):
+    for game_id in game_review.unreviewed(match_id)[:limit]:
         game = db.session.get(Game, game_id)
         player_ids = [seat.player_id for seat in game.match.seats]
         replayed = played_game(game, player_ids)
@@ -338,6 +339,11 @@ def review_after(match_id: int) -> int:
             game_review.put(rows)
         done += 1
     return done
+
+
+def reviews_left(match_id: int) -> int:
+    """How many of the match's finished card games have no review kept yet."""
+    return len(game_review.unreviewed(match_id))
 
 
 def follow_changes(engine: Engine) -> Callable:

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from companion import background, rules
 from companion.db import db
-from companion.derived.tables import PlayLuck
+from companion.derived.tables import PlayLuck, ReviewCard
 from companion.models import Match
 
 pytestmark = pytest.mark.app_config(LUCK_APART=True)
@@ -163,3 +163,34 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_backlog_goes_a_game_at_a_time_and_another_tables_luck_between(app, client):
+    """The finding of bench.fill_wait: the luck of an imported 250-game match, figured in
+    one go, held up another table's luck for 150 s (400 s at a Pi's share). Each look
+    now figures one game per match, the newest first: the other table's round is in
+    line after the first look, the backlog after as many looks as it has games."""
+    ids = add_players(client, "Anna", "Ben")
+    backlog = start_match(client, ids, end_kind="games", end_value=3)
+    for _ in range(3):
+        play_game(client, backlog, ids, random.Random(len(ids)))
+    table = start_match(client, ids)
+    assert start_game(client, table, [10, 30, 50, 70]).status_code == 303
+    assert enter_round(client, table, {ids[0]: 80, ids[1]: 90}).status_code == 303
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid())
+        matches.refresh()
+        assert luck_rows(app, table) == 2  # the table's round, at the first look
+        assert luck_rows(app, backlog) == 20  # one game of the backlog: its newest
+        assert matches.busy  # more to do: the next look comes at once
+        matches.refresh()
+        assert reviewed_games(backlog) == 0  # luck first: no review while it is behind
+        matches.refresh()
+        assert luck_rows(app, backlog) == 60
+        assert reviewed_games(backlog) == 1  # then its games' reviews, one per look
+        assert matches.busy
+
+
+def reviewed_games(match_id: int) -> int:
+    query = select(func.count(ReviewCard.game_id.distinct())).where(ReviewCard.match_id == match_id)
+    return db.session.scalar(query)

@@ -85,15 +85,15 @@ def kept(game_id: int) -> bool:
 
 
 def unreviewed(match_id: int) -> list[int]:
-    """The match's finished card games with no review kept, by id (finished: every
-    player has a result)."""
+    """The match's finished card games with no review kept, the newest first (finished:
+    every player has a result)."""
     has_review = select(ReviewCard.game_id).distinct()
     finished = select(GameResult.game_id).distinct()
     query = (
         select(Game.id)
         .where(Game.match_id == match_id, Game.mode == "cards")
         .where(Game.id.in_(finished), Game.id.not_in(has_review))
-        .order_by(Game.id)
+        .order_by(Game.id.desc())
     )
     return list(db.session.scalars(query))
 

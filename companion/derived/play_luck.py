@@ -136,9 +136,19 @@ def drop_stale_luck(match_id: int, corrected: Sequence[int] = ()) -> bool:
     return match is not None and any(game.mode == "cards" for game in match.games[-1:])
 
 
-def stale_luck(match_id: int) -> tuple[int, list[GameLuck]] | None:
-    """The match's version as read, and the luck of each of its card games that is not in
-    line, figured (read only: no write is open meanwhile); None for a match that is gone."""
+class StaleLuck(NamedTuple):
+    """A match's version as read, its card games' luck figured anew (the newest games
+    first), and whether more games wait beyond the ``limit`` asked for."""
+
+    version: int
+    games: list[GameLuck]
+    more: bool
+
+
+def stale_luck(match_id: int, limit: int | None = None) -> StaleLuck | None:
+    """The luck of the match's card games that is not in line, figured (read only: no
+    write is open meanwhile), the newest game first, ``limit`` games at most; None for a
+    match that is gone."""
     match = db.session.get(Match, match_id)
     if match is None:
         return None
@@ -146,15 +156,17 @@ def stale_luck(match_id: int) -> tuple[int, list[GameLuck]] | None:
     games = [game for game in match.games if game.mode == "cards"]
     have = stored([game.id for game in games])
     found = []
-    for stored_game in games:
+    for stored_game in reversed(games):
         game = played_game(stored_game, player_ids)
         kept = have.get(stored_game.id, {})
         stale = stale_rounds(game, kept)
         placed = len(placed_rounds(game))
         if stale or any(number > placed for number in kept):
+            if limit is not None and len(found) == limit:
+                return StaleLuck(match.version, found, True)
             rows = figured(game, deck_of(match), stale)
             found.append(GameLuck(stored_game.id, stale, placed, rows))
-    return match.version, found
+    return StaleLuck(match.version, found, False)
 
 
 def missing_matches(after: int = 0, limit: int = 100) -> list[int]:
