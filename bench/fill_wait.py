@@ -31,10 +31,8 @@ this script and the machine's other programs took meanwhile (the machine is shar
 from __future__ import annotations
 
 import argparse
-import html
 import os
 import random
-import re
 import statistics
 import tempfile
 import threading
@@ -46,6 +44,7 @@ from sqlalchemy import create_engine, text
 
 from bench.apps import sqlite_app
 from bench.history import NAMES, History, add_rounds, simulate_cards
+from bench.import_wait import import_file
 from bench.push import cpu_share, starting
 from bench.serving import (
     Browser,
@@ -109,19 +108,6 @@ def build_file(folder: Path, games: int, seed: int = 42) -> Path:
     path = folder / "import.json"
     path.write_text(document, encoding="utf-8")
     return path
-
-
-IMPORT_FORM = re.compile(r'action="(/backup/import\?csrf_token=[^"]+)"')
-
-
-def import_file(port: int, path: Path) -> tuple[float, int, str]:
-    """Import the file through the backup page, as its form sends it (the CSRF token in
-    the form's address); the answer's seconds, status and message."""
-    phone = Browser(f"http://127.0.0.1:{port}")
-    address = html.unescape(IMPORT_FORM.search(phone.send("/backup").text).group(1))
-    answer = phone.upload(address, path.name, path.read_bytes())
-    found = re.search(r'class="field-error"[^>]*>([^<]+)<', answer.text)
-    return answer.seconds, answer.status, html.unescape(found.group(1)) if found else ""
 
 
 WAITING = text(
@@ -324,7 +310,7 @@ def run(args: argparse.Namespace, file: Path) -> None:
                 machine, ours = machine_cpu_seconds(), cpu_seconds(server.pid)
                 pg = cpu_seconds(database_pid) if database_pid else 0.0
                 mine, begun = os.times(), time.perf_counter()
-                seconds, status, message = import_file(port, file)
+                _begin, seconds, status, message = import_file(port, file)
                 print(
                     f"import answered {status} after {seconds:.2f} s"
                     + (f": {message}" if message else ""),

@@ -20,6 +20,7 @@ Every write answered 303 is then looked up in the database: none may be missing.
 from __future__ import annotations
 
 import argparse
+import html
 import random
 import re
 import sqlite3
@@ -117,14 +118,18 @@ def play(
     return match_id, stored
 
 
+IMPORT_FORM = re.compile(r'action="(/backup/import\?csrf_token=[^"]+)"')
+
+
 def import_file(port: int, path: Path) -> tuple[float, float, int, str]:
-    """Import the file through the backup page; its start, seconds, status and message."""
+    """Import the file through the backup page, as its form sends it (the CSRF token in
+    the form's address); its start, seconds, status and message."""
     phone = Browser(f"http://127.0.0.1:{port}")
-    phone.send("/backup")
+    address = html.unescape(IMPORT_FORM.search(phone.send("/backup").text).group(1))
     begin = time.monotonic()
-    answer = phone.upload("/backup/import", path.name, path.read_bytes())
+    answer = phone.upload(address, path.name, path.read_bytes())
     found = re.search(r'class="field-error"[^>]*>([^<]+)<', answer.text)
-    return begin, answer.seconds, answer.status, found.group(1) if found else ""
+    return begin, answer.seconds, answer.status, html.unescape(found.group(1)) if found else ""
 
 
 def run(file: Path, folder: Path, workers: int | None, forced: bool) -> None:
