@@ -3,7 +3,8 @@
 #                      back by itself when it dies (README: "On a Raspberry Pi")
 # make service-remove  stop that service and remove it (the database stays)
 # make test  install the test tools too, lint, and run every test (Chromium included),
-#            then the database tests again on PostgreSQL (a server of their own)
+#            then the database tests again on PostgreSQL (a server of their own), on
+#            every core (TEST_WORKERS=1 for one process)
 # make lock  update the locked versions (requirements/*.txt) to the newest that
 #            pyproject.toml's ranges allow; then `make test` (README: "Locked versions")
 
@@ -45,7 +46,7 @@ SERVICE ?= companion
 # `sudo make service` still builds the venv as the user who ran sudo: the service runs as them.
 AS_USER := $(if $(and $(SUDO_USER),$(filter 0,$(shell id -u))),sudo -u $(SUDO_USER) -H ,)
 
-.PHONY: run test lint format messages clean htmx-copy service service-build service-remove lock install-postgresql
+.PHONY: run test test-tools lint format messages clean htmx-copy service service-build service-remove lock install-postgresql
 
 run: $(STAMPS)/install $(COMPILED) htmx-copy
 	@echo "make run: starting the companion (it migrates the database first)"
@@ -61,11 +62,19 @@ service-build: $(STAMPS)/install $(COMPILED) htmx-copy
 service-remove:
 	$(PYTHON) deploy/service.py remove --name $(SERVICE)
 
-test: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE) $(SSE_FILE)
-	$(BIN)/ruff check .
-	$(BIN)/lint-imports
-	$(BIN)/pytest
-	$(BIN)/pytest --database=postgresql
+# The tests spread over every core (pytest-xdist: a worker process each, with its own
+# servers, Chromium and PostgreSQL); each phase says how long it took.
+TEST_WORKERS ?= auto
+timed = @start=$$(date +%s); $(2); status=$$?; \
+	echo "make: $(1) took $$(( $$(date +%s) - start )) s"; exit $$status
+
+test: test-tools
+	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/lint-imports)
+	$(call timed,the tests on SQLite (Chromium included),$(BIN)/pytest -n $(TEST_WORKERS))
+	$(call timed,the database tests on PostgreSQL,$(BIN)/pytest -n $(TEST_WORKERS) --database=postgresql)
+
+# What the tests need installed (CI times it apart from the tests).
+test-tools: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE) $(SSE_FILE)
 
 lint: $(STAMPS)/install-test
 	$(BIN)/ruff check .
