@@ -336,6 +336,8 @@ def review_after(match_id: int, limit: int | None = None) -> int:
             now = played_game(game, player_ids)
             if not now.finished or game_review.inputs_of(now) != inputs:
                 continue
+            raise_versions([match_id])  # every page shows it: a push, as luck's
+            carry_correction(match_id)
             game_review.put(rows)
         done += 1
     return done

@@ -14,6 +14,7 @@ from companion.play.bgstats import bgstats_link
 from companion.play.correction_diff import latest
 from companion.play.links import table_join
 from companion.play.luck_report import luck_view
+from companion.play.review_report import game_end_review
 from companion.state import MatchState, PlayedGame
 from companion.web import present
 from companion.web.access import PLAYER, access, me
@@ -43,6 +44,7 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "seen": current.seen if current else set(),
         "last_game": finished[-1] if finished and not current else None,
         "game_luck": luck_view(state, finished[-1:]) if finished and not current else None,
+        "game_review": game_end_review(state, finished[-1]) if finished and not current else None,
         "match_luck": luck_view(state, finished) if state.over else None,
         "corrected": latest(state),
         "bgstats": bgstats_link(state, times) if times else None,

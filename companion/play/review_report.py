@@ -9,12 +9,14 @@ during a game the review would be a help to cheat.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from flask import abort, jsonify
 
 from companion.derived import game_review
 from companion.play.luck_report import replayed_game
 from companion.rules import review
-from companion.state import current_state
+from companion.state import MatchState, PlayedGame, current_state
 
 # A game whose review is not kept yet: the background process is on it.
 BEING_FIGURED = 202
@@ -77,3 +79,79 @@ def play_entry(play: review.PlayReview) -> dict:
             for card in play.hand
         ],
     }
+
+
+class Costly(NamedTuple):
+    """One of a player's costliest plays: the round, the card played, the hand's better
+    card, the loss in bulls, and the rows as they were before the round."""
+
+    round: int
+    card: int
+    better: int
+    loss: float
+    rows: tuple[tuple[int, ...], ...]
+
+
+class ReviewLine(NamedTuple):
+    """A player's game in the review's words, and their costliest plays."""
+
+    player_id: int
+    name: str
+    bulls: int
+    expected: float
+    choices_cost: float
+    luck: float
+    costliest: list[Costly]
+
+
+COSTLIEST = 3  # plays shown per player, one tap away
+
+
+def review_lines(state: MatchState, game: PlayedGame) -> list[ReviewLine] | None:
+    """The game's end in the review's words (a line per player in seat order), or None
+    while it is being worked out (the game's end page says so and fills in by push)."""
+    played = replayed_game(state, game)
+    reviewed = game_review.read(played)
+    if reviewed is None:
+        return None
+    rows = rows_before(played)
+    costly: dict[int, list[Costly]] = {}
+    for number, plays in enumerate(reviewed.rounds, 1):
+        for play in plays:
+            if play.loss > 0 and play.grade != review.BEST:
+                entry = Costly(number, play.card, play.better.card, play.loss, rows[number - 1])
+                costly.setdefault(play.player, []).append(entry)
+    by_player = {player.player: player for player in reviewed.players}
+    return [
+        ReviewLine(
+            player_id,
+            state.name(player_id),
+            player.bulls,
+            player.expected,
+            player.choices_cost,
+            player.luck,
+            sorted(costly.get(player_id, []), key=lambda entry: -entry.loss)[:COSTLIEST],
+        )
+        for player_id in state.player_ids
+        if (player := by_player.get(player_id)) is not None
+    ]
+
+
+def rows_before(game: PlayedGame) -> list[tuple[tuple[int, ...], ...]]:
+    """The rows before each placed round of a card game."""
+    rows = [tuple((card,) for card in game.game.starting)]
+    rows += [tuple(result.rows) for result in game.table.rounds]
+    return rows
+
+
+class GameEndReview(NamedTuple):
+    """What a game's end shows of its review: the lines, or None while being worked out."""
+
+    lines: list[ReviewLine] | None
+
+
+def game_end_review(state: MatchState, game: PlayedGame) -> GameEndReview | None:
+    """A finished game's review for its end's screen; None for a game of typed scores."""
+    if game.game.mode != "cards":
+        return None
+    return GameEndReview(review_lines(state, game))

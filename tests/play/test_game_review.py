@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+from html import unescape as html_unescape
 
 import pytest
 from correcting import correct
@@ -15,7 +16,7 @@ from sqlalchemy import func, select
 from companion import background, store
 from companion.db import db
 from companion.derived.tables import ReviewCard
-from companion.models import Game
+from companion.models import Game, Match
 from companion.rules import review
 
 pytestmark = pytest.mark.app_config(LUCK_APART=True)
@@ -145,3 +146,44 @@ def test_a_correction_drops_the_games_review_and_the_background_figures_it_again
     assert review_after(app, match_id) == 1
     last = review_of(client, match_id).get_json()["rounds"][-1]["plays"]
     assert new in [play["card"] for play in last]
+
+
+@pytest.mark.parametrize(
+    ("lang", "pending", "line"),
+    [
+        ("en", "being worked out", "the cards dealt made"),
+        ("de", "wird noch berechnet", "Die ausgeteilten Karten ließen"),
+        ("fr", "en cours de calcul", "les cartes distribuées en laissaient attendre"),
+    ],
+)
+def test_the_games_end_says_it_is_worked_out_then_shows_each_player(
+    app, client, finished, lang, pending, line
+):
+    """One line per player under the game's bulls, the costliest plays one tap away; a
+    push brings it (the match's versions rise with the stored review)."""
+    match_id, ids = finished
+    client.set_cookie("lang", lang)
+    with app.app_context():
+        store.luck_after(match_id)
+    assert pending in unescaped(client.get(f"/matches/{match_id}").text)
+    before = version_of(app, match_id)
+    assert review_after(app, match_id) == 1
+    assert version_of(app, match_id) == before + 1
+    page = unescaped(client.get(f"/matches/{match_id}").text)
+    assert pending not in page
+    document = review_of(client, match_id).get_json()
+    assert page.count(line) == len(ids)
+    for player in document["players"]:
+        assert f"{player['bulls']}" in page
+    live = unescaped(client.get(f"/matches/{match_id}/live?since=0").text)
+    assert live.count(line) == len(ids)
+
+
+def unescaped(html: str) -> str:
+    """A page's text as a reader sees its words (entities read, tags kept)."""
+    return html_unescape(html)
+
+
+def version_of(app, match_id: int) -> int:
+    with app.app_context():
+        return db.session.scalar(select(Match.version).where(Match.id == match_id))
