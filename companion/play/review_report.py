@@ -149,6 +149,12 @@ class GameEndReview(NamedTuple):
 
     lines: list[ReviewLine] | None
 
+    @property
+    def turning_point(self) -> tuple[str, Costly] | None:
+        """The game's costliest play and its player's name (the TV's one sentence)."""
+        plays = [(line.name, line.costliest[0]) for line in self.lines or [] if line.costliest]
+        return max(plays, key=lambda named: named[1].loss, default=None)
+
 
 def game_end_review(state: MatchState, game: PlayedGame) -> GameEndReview | None:
     """A finished game's review for its end's screen; None for a game of typed scores."""

@@ -187,3 +187,22 @@ def unescaped(html: str) -> str:
 def version_of(app, match_id: int) -> int:
     with app.app_context():
         return db.session.scalar(select(Match.version).where(Match.id == match_id))
+
+
+def test_the_tv_names_the_games_turning_point(app, client, finished):
+    """The game's costliest play, in one sentence beside the luck on the TV."""
+    match_id, _ids = finished
+    review_after(app, match_id)
+    document = review_of(client, match_id).get_json()
+    plays = [
+        (play["loss"], entry["round"], play)
+        for entry in document["rounds"]
+        for play in entry["plays"]
+        if play["grade"] != "best"
+    ]
+    loss, number, play = max(plays, key=lambda found: found[0])
+    better = min(play["hand"], key=lambda card: (card["to_game_end"], card["card"]))["card"]
+    tv = unescaped(client.get(f"/matches/{match_id}/table").text)
+    sentence = f"The turning point: in round {number}, "
+    assert sentence in tv
+    assert f"{play['card']} cost {loss:.1f} bulls ({better} was better)." in tv
