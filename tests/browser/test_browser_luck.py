@@ -211,6 +211,8 @@ def test_six_players_summary_with_a_chance_still_fits_one_screen(
     names = new_names(6, "Six")  # names of 6 letters and more, like a family's
     page.add_init_script(WATCH_SCROLLS)
     match_url = round_shown(page, live_server, names, SIX_STARTING, SIX_ROUNDS, lang)
+    # Luck follows the round's answer (a second push): its chance shown, it is stored.
+    expect(page.locator(".summary-sixth .summary-chance")).to_be_visible(timeout=15_000)
     luck = page.request.get(f"{match_url}/games/1/luck.json").json()
     chance = next(play for play in luck["rounds"][3]["plays"] if play["card"] == 15)["chance"]
     assert luck["method"] == "sampled" and 0.04 < chance < 0.09  # 5/81: 6.2 %
