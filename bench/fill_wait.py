@@ -19,8 +19,8 @@ backup page, and at once has the other table send a write every ``--every`` seco
 round) until the imported match's luck is all stored and 5 s more, or ``--seconds``.
 The fill's progress is its count of ``play_luck`` rows, read from the database apart
 (and the other table's oldest round still without its luck, for how long its luck waits).
-The file goes through the backup page as its form sends it: the CSRF token in the form's
-address (``bench/import_wait.py`` looks for it among the fields).
+The file goes through the backup page as its form sends it (``bench.import_wait``'s
+``import_file``).
 
 It prints the import's answer, the fill's time (when its first and its last row were
 there), the other table's writes (answers that were not 303, 5xx, median / p95 / max,
