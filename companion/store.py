@@ -54,6 +54,7 @@ from companion.derived import (
 )
 from companion.derived.play_luck import (
     LuckRebuilt,
+    deck_of,
     drop_stale_luck,
     missing_matches,
     put_figured,
@@ -326,7 +327,7 @@ def review_after(match_id: int, limit: int | None = None) -> int:
         replayed = played_game(game, player_ids)
         if not replayed.finished:
             continue
-        rows = game_review.figured(replayed, game_review.deck_of(game.match))
+        rows = game_review.figured(replayed, deck_of(game.match))
         inputs = game_review.inputs_of(replayed)
         db.session.rollback()  # the read ends: nothing is held while the table writes
         with writing():

@@ -22,7 +22,7 @@ from companion import rules
 from companion.db import db
 from companion.derived.play_luck import placed_rounds
 from companion.derived.tables import ReviewCard
-from companion.models import Game, GameResult, Match
+from companion.models import Game, GameResult
 from companion.rules import review
 from companion.state import PlayedGame
 
@@ -107,11 +107,6 @@ def drop(match_id: int, game_ids: Sequence[int], last: bool) -> None:
         wanted += [newest] if newest is not None else []
     if wanted:
         db.session.execute(delete(ReviewCard).where(ReviewCard.game_id.in_(wanted)))
-
-
-def deck_of(match: Match) -> int:
-    """The highest card of a match's deck."""
-    return rules.deck_size(len(match.seats), match.pro)
 
 
 def read(game: PlayedGame) -> Reviewed | None:
