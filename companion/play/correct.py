@@ -8,6 +8,7 @@ stores it through the one write path and answers 303 to the match page.
 
 from __future__ import annotations
 
+import hashlib
 from typing import NamedTuple
 
 from flask import abort, redirect, request, url_for
@@ -69,7 +70,7 @@ def correct_form(match_id: int, game: int, number: int):
     if access(state.match) != PLAYER:
         abort(403)
     played = game_of(state, game)
-    values = {**values_of(state, played, number), "version": str(state.version)}
+    values = {**values_of(state, played, number), "version": inputs_stamp(played)}
     try:  # said at once, not after the cards are typed
         refuse_while_hidden(state, played)
     except Rejected as rejected:
@@ -107,7 +108,8 @@ def correct(match_id: int, game: int, number: int):
         stored = write_match(match_id, check)
     except Stale as stale:  # the round as it is now, to check and send again
         state = current_state(match_id)
-        fresh = {**values_of(state, game_of(state, game), number), "version": str(state.version)}
+        fresh_game = game_of(state, game)
+        fresh = {**values_of(state, fresh_game, number), "version": inputs_stamp(fresh_game)}
         return show_form(state, game, number, fresh, stale.errors, 422)
     except Rejected as rejected:
         return show_form(current_state(match_id), game, number, form, rejected.errors, 422)
@@ -135,9 +137,21 @@ def show_review(review: Review, game: int, number: int, form):
     )
 
 
+def inputs_stamp(game: PlayedGame) -> str:
+    """What a correction form was filled from: a digest of its game's stored rounds (cards
+    and row choices). Not the match's version, which derived data raises too (each
+    round's luck, a game's review, seconds after): a correction being typed then was
+    refused as if another phone had changed the round."""
+    stored = [
+        (sorted(plays), sorted(choices.items())) for plays, choices in stored_rounds(game.game.id)
+    ]
+    rounds = repr((tuple(game.game.starting), stored))
+    return hashlib.sha256(rounds.encode()).hexdigest()[:16]
+
+
 def plan_correction(state: MatchState, number: int, round_number: int, form) -> Plan:
     """Check a correction of round ``round_number`` of game ``number`` against the match."""
-    if form.get("version") != str(state.version):
+    if form.get("version") != inputs_stamp(game_of(state, number)):
         raise Stale(
             {
                 "form": gettext(

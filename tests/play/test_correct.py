@@ -25,7 +25,7 @@ from driver import (
     tokens,
 )
 
-from companion import rules
+from companion import rules, store
 from companion.db import db
 from companion.derived import GameResult, PlayerMatchStat, stored_rows
 from companion.models import Correction, Match
@@ -297,6 +297,21 @@ def test_the_round_screen_offers_correct_to_player_phones_only(client, app, trio
     assert f'href="/matches/{match_id}/games/1/rounds/1/undo"' in replay
     replay = watcher.get(f"/matches/{match_id}/games/1/replay?round=1").get_data(as_text=True)
     assert "/correct" not in replay and "/rounds/1/undo" not in replay
+
+
+@pytest.mark.app_config(LUCK_APART=True)
+def test_a_form_stays_good_while_derived_data_raises_the_matchs_version(client, app, trio):
+    """The flake a CI run found, and a real one at the table: each round's luck (and a
+    game's review) is stored seconds after the round and raises the match's version; a
+    correction typed meanwhile was refused as if another phone had changed the round."""
+    (anna, ben, cleo), match_id = trio
+    three_rounds(client, match_id, (anna, ben, cleo))
+    values = form_values(client, match_id, 1, 1)
+    version = state_of(client, match_id).version
+    with app.app_context():
+        store.luck_after(match_id)
+    assert state_of(client, match_id).version > version
+    assert correct(client, match_id, 1, 1, cards={anna: 44}, values=values).status_code == 303
 
 
 def test_a_stale_form_is_refused(client, app, trio):
