@@ -157,11 +157,12 @@ def seed(tmp_path_factory) -> Seed:
         ).status_code == (303)
     undo_page = client.get(f"/matches/{waiting}/undo").get_data(as_text=True)
     expect = re.search(r'name="expect" value="([^"]+)"', undo_page).group(1)
+    correct_page = client.get(f"/matches/{waiting}/games/1/rounds/1/correct").get_data(as_text=True)
+    filled_from = re.search(r'name="version" value="([^"]+)"', correct_page).group(1)
     with app.app_context():
         matches = db.session.scalars(db.select(Match)).all()
         tokens = {match.id: match.player_token for match in matches}
         finished_version = str(db.session.get(Match, finished).version)
-        waiting_version = str(db.session.get(Match, waiting).version)
         two_version = str(db.session.get(Match, two_rounds).version)
         db.engine.dispose()
     players = {"player_id": str(anna)}
@@ -219,7 +220,7 @@ def seed(tmp_path_factory) -> Seed:
             f"card-{anna}": "41",
             f"card-{cleo}": "3",
             f"row-{cleo}": "2",
-            "version": waiting_version,
+            "version": filled_from,  # what the form was filled from, as the page has it
             "confirm": "1",
         },
         "play.undo_to": {"version": two_version},
