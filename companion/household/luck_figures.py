@@ -1,28 +1,25 @@
 """What the pages ask of every match's luck (``companion.household.match_luck``): each
 player's luck under the leaderboard's filters or over a year, and the unluckiest play.
 
-The answers are kept in ``FOUND`` with the stamps of the luck they were found in, bucket
-by bucket: a change to one match finds its bucket's part again, not every match's.
+The answers are kept with the stamps of the luck they were found in, bucket by bucket
+(``companion.household.by_match.found``): a change to one match finds its bucket's part
+again, not every match's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from sqlalchemy import select
 
 from companion.db import db
 from companion.derived.play_luck import complete_games
 from companion.derived.tables import PlayLuck
-from companion.household.match_luck import Kept, Luck, MatchLuck, kept
-from companion.memo import Memo
+from companion.household.by_match import Kept, found, in_range
+from companion.household.match_luck import Luck, MatchLuck, kept
 from companion.models import Game, Match
-
-FOUND = Memo("luck_found", 32)  # the pages' questions: a few filters and years
-P = TypeVar("P")
-T = TypeVar("T")
 
 
 class Play(NamedTuple):
@@ -35,26 +32,6 @@ class Play(NamedTuple):
     match_id: int
     game: int  # number in the match
     round: int
-
-
-def in_range(
-    matches: dict[int, MatchLuck],
-    since: datetime | None,
-    until: datetime | None,
-    players: int | None = None,
-) -> Iterator[tuple[int, MatchLuck]]:
-    """Of these matches, those with luck created in [since, until) at which ``players``
-    sat (None: any number), with their ids."""
-    for match_id, luck in matches.items():
-        if not luck.players:
-            continue
-        if since is not None and luck.played_at < since:
-            continue
-        if until is not None and luck.played_at >= until:
-            continue
-        if players is not None and len(luck.players) != players:
-            continue
-        yield match_id, luck
 
 
 def luck_by_player(
@@ -167,26 +144,3 @@ def first_play(chance: float, where: set[tuple[int, int]]) -> Play | None:
         return None
     bulls, _created, match_id, game, number, player, card = min(plays)
     return Play(chance, -bulls, card, player, match_id, game, number)
-
-
-def found(
-    held: Kept,
-    key: tuple,
-    part: Callable[[dict[int, MatchLuck]], P],
-    combine: Callable[[list[P]], T],
-) -> T:
-    """What ``combine`` makes of what ``part`` finds in each bucket of matches: kept while
-    they stay as they are, and each bucket's part while its bucket does."""
-    have = FOUND.get(key)
-    if have is not None and have[0] == held.stamp:
-        return have[2]
-    before = have[1] if have is not None else {}
-    parts = {}
-    for number, matches in sorted(held.buckets.items()):
-        stamped = before.get(number)
-        if stamped is None or stamped[0] != held.stamp[number]:
-            stamped = (held.stamp[number], part(matches))
-        parts[number] = stamped
-    made = combine([value for _stamp, value in parts.values()])
-    FOUND.put(key, (held.stamp, parts, made))
-    return made
