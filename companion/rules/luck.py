@@ -15,8 +15,11 @@ real row choices. The sets of the others' cards are enumerated when there are at
 are drawn by a generator seeded from the caller's key, the round and the player, so the
 figures never change between requests.
 
-Every set of a round is placed at once, as arrays (numpy): only the others' cards below a
-play's card come before it, so each set is placed up to that card.
+Every set of a round is weighed at once, as arrays (numpy), and a card's fate is counted
+rather than placed (``own_fates``): which row it goes on and how many of the others'
+cards go there before it follow from the rows as the round began. The draws of every
+player of a round are turned into sets together (``in_rising_order``). ``Lines`` places
+whole rounds, for the review's playouts.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from companion.rules.cards import BULLS, ROW_LIMIT, ROWS, Player, Rows
-from companion.rules.table import RoundResult
+from companion.rules.cards import BULLS, ROW_LIMIT, ROWS, Player, Rows, pile_bulls
+from companion.rules.table import RoundResult, row_options, suggest_row
 
 EXACT_AT_MOST = 20_000
 SAMPLES = 4_000
@@ -70,58 +73,128 @@ def unseen(deck: int, seen: Sequence[int]) -> np.ndarray:
     hidden = np.ones(deck + 1, dtype=bool)
     hidden[0] = False
     hidden[np.asarray(seen, dtype=np.int64)] = False
-    return np.flatnonzero(hidden).astype(np.int32)
+    return np.flatnonzero(hidden).astype(np.int16)
 
 
-def others_sets(cards: np.ndarray, others: int, seed: Sequence[int]) -> tuple[np.ndarray, int]:
-    """The sets of ``others`` distinct cards of ``cards``, one per line: every set when
-    there are at most ``EXACT_AT_MOST``, else ``SAMPLES`` drawn (uniformly, without
-    replacement within a set) by a generator seeded with ``seed``. With the sample size,
-    0 for every set."""
-    total = len(cards)
+def others_sets(
+    hidden: np.ndarray, others: int, seeds: Sequence[Sequence[int]]
+) -> tuple[np.ndarray, int]:
+    """The sets of the others' cards, as columns: ``hidden`` holds, a line per seed, the
+    cards (in rising order) a player could not see; for each, the sets of ``others``
+    distinct cards of its line: every set when there are at most ``EXACT_AT_MOST``, else
+    ``SAMPLES`` drawn (uniformly, without replacement within a set) by a generator seeded
+    with the seed. Shape (others, sets): the sets of the first line, then the next; a
+    column is a set in rising order. With the sample size, 0 for every set."""
+    players, total = hidden.shape
     if comb(total, others) <= EXACT_AT_MOST:
-        picked = np.fromiter(
-            chain.from_iterable(combinations(range(total), others)), dtype=np.int32
+        every = np.fromiter(
+            chain.from_iterable(combinations(range(total), others)), dtype=np.int16
         ).reshape(-1, others)
-        return cards[picked], 0
-    return cards[drawn_indices(total, others, np.random.default_rng(list(seed)))], SAMPLES
+        picked, samples = np.tile(every.T, (1, players)), 0
+    else:
+        picked, samples = np.empty((others, players * SAMPLES), dtype=np.int16), SAMPLES
+        for seed, block in zip(seeds, np.hsplit(picked, players), strict=True):
+            draw(total, block, np.random.default_rng(list(seed)))
+        in_rising_order(picked)
+    sets = np.empty_like(picked)
+    for line, block, into in zip(
+        hidden, np.hsplit(picked, players), np.hsplit(sets, players), strict=True
+    ):
+        np.take(line, block, out=into, mode="clip")  # indices below ``total``: none clipped
+    return sets, samples
 
 
-def drawn_indices(total: int, others: int, generator: np.random.Generator) -> np.ndarray:
-    """``SAMPLES`` lines of ``others`` distinct indices below ``total``, each line uniform:
-    the i-th index is uniform over the ``total - i`` not drawn yet, found by stepping past
-    the drawn ones in rising order."""
-    drawn = np.empty((SAMPLES, others), dtype=np.int32)
-    for index in range(others):
-        pick = generator.integers(0, total - index, size=SAMPLES, dtype=np.int32)
-        for before in np.sort(drawn[:, :index], axis=1).T:
+def draw(total: int, into: np.ndarray, generator: np.random.Generator) -> None:
+    """Fill ``into`` with draws, a row per card: the i-th card's uniform below
+    ``total - i`` (it picks among the indices the earlier ones left)."""
+    for index, row in enumerate(into):
+        row[:] = generator.integers(0, total - index, size=len(row), dtype=np.int32)
+
+
+def in_rising_order(picked: np.ndarray) -> None:
+    """Turn each column's draws (``draw``) into distinct indices in rising order: the i-th
+    draw picks among the indices not drawn yet, by stepping past the drawn ones in rising
+    order, then takes its place among them (uniform sets)."""
+    for index, pick in enumerate(picked):
+        done = picked[:index]
+        for before in done:
             pick += pick >= before
-        drawn[:, index] = pick
-    return drawn
+        for row in done:  # insert: each row keeps the lower, the higher moves on
+            lower = np.minimum(row, pick)
+            np.maximum(row, pick, out=pick)
+            row[:] = lower
 
 
-def place_up_to(rows: Rows, others: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Place each line's cards below its own card, lowest first, then the own card: for
-    each line, whether the own card took a row and the bulls it took.
+def own_fates(rows: Rows, others: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each set of the others' cards (a column of ``others``, in rising order) and its
+    own card (``own``), placed on ``rows`` lowest first: whether the own card took a row,
+    and the bulls it took.
 
-    The lines are ordered by how many of their cards lie below their own card, most
-    first: the n-th card of every line is then placed on a leading slice of the lines,
-    and no work is spent on cards that come after the own card."""
-    others = np.sort(others, axis=1)
-    before = (others < own[:, None]).sum(axis=1)
-    order = np.argsort(-before, kind="stable")
-    others, own = others[order], own[order]
-    placing = np.bincount(before, minlength=others.shape[1] + 1)[::-1].cumsum()[::-1]
-    table = Lines(rows, len(own))
-    for index in range(others.shape[1]):
-        lines = int(placing[index + 1])  # the lines with more than ``index`` cards below
-        if not lines:
-            break
-        table.place(others[:lines, index])
-    took, taken = table.place(own)
-    unsorted = np.empty_like(order)
-    unsorted[order] = np.arange(len(order))
-    return took[unsorted], taken[unsorted]
+    Counted, not placed. Only the lowest card of a set can be too low; it takes the
+    advised row, the same for every set, which then ends with it. Every other card goes
+    on the row of the largest end below it, and that stays true as cards are placed: so
+    the own card's row is the row of the largest end below it, and the cards placed on
+    it before are the others' cards between that end and the own card. Its count before
+    the own card comes is the row's count plus theirs, a sixth card taking it at five."""
+    lowest = others[0] if len(others) else np.full_like(own, len(BULLS))
+    before = RowsBefore(rows)
+    own_low = own < np.minimum(lowest, before.low_end)  # too low, and the first card placed
+    restart = lowest < np.minimum(own, before.low_end)  # the advised row restarts with it
+    row_end, count, pile = before.own_row(own, restart, lowest)
+    below = (others < own).sum(axis=0, dtype=np.int8)
+    cards = count + below - (others <= row_end).sum(axis=0, dtype=np.int8)  # when own comes
+    took = own_low | (cards % ROW_LIMIT == 0)
+    taken = np.where(own_low, before.piles[before.advised], 0).astype(np.int16)
+    sixth = np.flatnonzero(took & ~own_low)
+    first = cards[sixth] == ROW_LIMIT
+    taken[sixth] = row_bulls(others[:, sixth], below[sixth], first, row_end[sixth], pile[sixth])
+    return took, taken
+
+
+class RowsBefore:
+    """The rows as a round began, looked up by card (``own_row``): the row of the largest
+    end below it, as they are, and once the advised row restarted with a lower card."""
+
+    def __init__(self, rows: Rows) -> None:
+        ends = np.array([row[-1] for row in rows], dtype=np.int16)
+        self.counts = np.array([len(row) for row in rows], dtype=np.int16)
+        self.piles = np.array([pile_bulls(row) for row in rows], dtype=np.int16)
+        self.ends, self.low_end = ends, ends.min()
+        self.advised = suggest_row(row_options(rows)) - 1
+        cards = np.arange(len(BULLS), dtype=np.int16)
+        self.row = rows_below(ends, cards)
+        others = np.flatnonzero(np.arange(ROWS) != self.advised)
+        self.row_after = others[rows_below(ends[others], cards)]
+        self.row_after[cards < np.sort(ends[others])[0]] = self.advised
+
+    def own_row(self, own, restart, lowest) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each own card: its row's end, count and bulls before the others' cards
+        between them come; after a restart (``restart``, by ``lowest``) where it is one."""
+        row = np.where(restart, self.row_after[own], self.row[own])
+        restarted = restart & (row == self.advised)
+        row_end = np.where(restarted, lowest, self.ends[row])
+        count = np.where(restarted, 1, self.counts[row]).astype(np.int8)
+        return row_end, count, np.where(restarted, _BULLS[lowest], self.piles[row])
+
+
+def rows_below(ends: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """For each card, the row (an index of ``ends``) of the largest end below it; any row
+    for a card below every end."""
+    order = np.argsort(ends)
+    return order[np.searchsorted(ends[order], cards) - 1]
+
+
+def row_bulls(others, below, first, row_end, pile) -> np.ndarray:
+    """The bulls of the row a sixth card takes: the others' cards placed on it before,
+    those between its end and the own card (``below`` of them below the own card), with
+    the row's own cards (``pile``) when it is the ``first`` time the row fills, else
+    only the last five (the row was taken before and restarted)."""
+    bulls = _BULLS[others]
+    position = np.arange(len(others))[:, None]
+    bulls *= (others > row_end) & (position < below)  # on the row
+    placed = bulls.sum(axis=0, dtype=np.int16)
+    bulls *= position >= below - ROW_LIMIT
+    return np.where(first, pile + placed, bulls.sum(axis=0, dtype=np.int16))
 
 
 class Lines:
@@ -172,22 +245,25 @@ def round_odds(
     each player (an int) is added for their draws.
     """
     steps = result.steps
-    others = len(steps) - 1
-    own_cards, sets, sizes = [], [], []
-    for step in steps:
-        lines, samples = others_sets(hidden_from[step.player], others, (*seed, step.player))
-        sets.append(lines)
-        sizes.append((len(lines), samples))
-        own_cards.append(np.full(len(lines), step.card, dtype=np.int32))
-    took, taken = place_up_to(rows, np.concatenate(sets), np.concatenate(own_cards))
-    odds, start = [], 0
-    for step, (lines, samples) in zip(steps, sizes, strict=True):
-        stop = start + lines
-        chance = float(took[start:stop].mean())
-        expected = float(taken[start:stop].mean())
-        odds.append(Odds(step.player, step.card, chance, expected, step.bulls, samples))
-        start = stop
-    return odds
+    hidden = np.stack([hidden_from[step.player] for step in steps])  # the same size for all
+    seeds = [(*seed, step.player) for step in steps]
+    sets, samples = others_sets(hidden, len(steps) - 1, seeds)
+    lines = sets.shape[1] // len(steps)
+    own = np.repeat(np.array([step.card for step in steps], dtype=np.int16), lines)
+    took, taken = own_fates(rows, sets, own)
+    chances = took.reshape(len(steps), lines).mean(axis=1)
+    expected = taken.reshape(len(steps), lines).mean(axis=1)
+    return [
+        Odds(
+            step.player,
+            step.card,
+            float(chances[index]),
+            float(expected[index]),
+            step.bulls,
+            samples,
+        )
+        for index, step in enumerate(steps)
+    ]
 
 
 def game_odds(

@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 from companion.rules.cards import Player, Rows
-from companion.rules.luck import Lines, others_sets, place_up_to, unseen
+from companion.rules.luck import Lines, others_sets, own_fates, unseen
 from companion.rules.table import RoundResult
 
 SAMPLES = 400  # playouts of the rest of the game per play, shared by every card of the hand
@@ -156,10 +156,10 @@ def expected_this_round(
     """Each card of the hand's bulls expected this round: luck's sets of the others'
     cards (the same draws as ``luck.round_odds`` for this player), each card placed
     among every set."""
-    sets, _samples = others_sets(hidden, others, key)
-    lines = len(sets)
-    own = np.repeat(np.asarray(hand, dtype=np.int32), lines)
-    _took, taken = place_up_to(rows, np.tile(sets, (len(hand), 1)), own)
+    sets, _samples = others_sets(hidden[None, :], others, [key])
+    lines = sets.shape[1]
+    own = np.repeat(np.asarray(hand, dtype=np.int16), lines)
+    _took, taken = own_fates(rows, np.tile(sets, (1, len(hand))), own)
     return taken.reshape(len(hand), lines).mean(axis=1)
 
 

@@ -556,3 +556,96 @@ def test_a_players_luck_is_the_bulls_expected_less_the_bulls_taken(rng, game, wh
         assert player.luck == pytest.approx(player.expected - player.bulls)
     everyone = sum(play.expected for plays in odds for play in plays)
     assert sum(player.expected for player in lucks) == pytest.approx(everyone)
+
+
+# ---------------------------------------------------------------------------
+# Counted, not placed (issue 42): each set's fate is the engine's, and the draws are
+# those of stepping past the drawn indices, so the figures kept before stay right
+
+
+@st.composite
+def sets_on_rows(draw):
+    """Rows of any lengths on the full deck, then sets of the others' cards (up to
+    nine), each with an own card, from the cards left: many lines, often with a too-low
+    card, sixth cards and rows that fill twice."""
+    lengths = draw(st.lists(st.integers(1, ROW_LIMIT), min_size=4, max_size=4))
+    cards = draw(st.permutations(range(1, 105)))
+    rows, start = [], 0
+    for length in lengths:
+        rows.append(tuple(sorted(cards[start : start + length])))
+        start += length
+    rest = cards[start:]
+    others = draw(st.integers(1, 9))
+    if draw(st.booleans()):  # close together: rows fill, and fill again
+        low = draw(st.integers(0, len(rest) - others - 4))
+        rest = sorted(rest)[low : low + others + 4]
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        picked = draw(st.permutations(rest))[: others + 1]
+        lines.append((picked[0], sorted(picked[1:])))
+    return tuple(rows), lines
+
+
+@settings(max_examples=150, deadline=None)
+@given(sets_on_rows())
+def test_each_own_cards_fate_is_counted_as_the_engine_places_it(position):
+    rows, lines = position
+    own = np.array([card for card, _ in lines], dtype=np.int16)
+    others = np.array([theirs for _, theirs in lines], dtype=np.int16).T
+    took, taken = luck.own_fates(rows, others, own)
+    for line, (card, theirs) in enumerate(lines):
+        result = advised(rows, [("own", card), *enumerate(theirs)])
+        step = next(step for step in result.steps if step.player == "own")
+        assert bool(took[line]) == (step.action != PLACED), (rows, card, theirs)
+        assert int(taken[line]) == step.bulls, (rows, card, theirs)
+
+
+def test_a_row_that_fills_twice_before_my_card_gives_me_the_last_five():
+    # Row 1 is 10 (1 card); nine of the others' cards go on it before my 30: 11..14 fill
+    # it, 15 takes it as its sixth card, 16..29 fill it again, and my 30 takes 15..29.
+    rows = ((10,), (80,), (90,), (100,))
+    theirs = [11, 12, 13, 14, 15, 16, 22, 25, 29]
+    own = np.array([30], dtype=np.int16)
+    took, taken = luck.own_fates(rows, np.array(theirs, dtype=np.int16)[:, None], own)
+    assert took[0]
+    assert (
+        taken[0] == bulls(15) + bulls(16) + bulls(22) + bulls(25) + bulls(29) == 2 + 1 + 5 + 2 + 1
+    )
+
+
+def stepped(total, picks):
+    """The i-th index of a line: the i-th pick stepped past the indices drawn before it, in
+    rising order (how the figures kept since issue 34 were drawn)."""
+    drawn = []
+    for pick in picks:
+        for before in sorted(drawn):
+            pick += pick >= before
+        drawn.append(pick)
+    assert len(set(drawn)) == len(drawn) and max(drawn) < total
+    return sorted(drawn)
+
+
+@pytest.mark.parametrize(("total", "others"), [(90, 9), (40, 4), (12, 11), (104, 1)])
+def test_the_drawn_sets_are_the_picks_stepped_past_the_drawn_ones(total, others):
+    generator = np.random.default_rng([42, total])
+    picks = np.empty((others, luck.SAMPLES), dtype=np.int16)
+    luck.draw(total, picks, generator)
+    assert all(
+        0 <= pick < total - index for index, row in enumerate(picks) for pick in row.tolist()
+    )
+    wanted = [stepped(total, line) for line in picks.T.tolist()]
+    luck.in_rising_order(picks)
+    assert picks.T.tolist() == wanted
+
+
+def test_every_player_draws_from_their_own_seed_in_one_batch():
+    # Drawn together or one player at a time: the same sets.
+    deck = 104
+    hidden = np.stack([luck.unseen(deck, list(range(seat, seat + 14))) for seat in (1, 30, 60)])
+    seeds = [(5, 1, seat) for seat in (1, 2, 3)]
+    together, samples = luck.others_sets(hidden, 6, seeds)
+    assert samples == SAMPLES and together.shape == (6, 3 * SAMPLES)
+    for index, (line, seed) in enumerate(zip(hidden, seeds, strict=True)):
+        alone, _ = luck.others_sets(line[None, :], 6, [seed])
+        assert np.array_equal(together[:, index * SAMPLES : (index + 1) * SAMPLES], alone)
+        assert np.isin(alone, line).all() and (np.diff(alone, axis=0) > 0).all()
