@@ -23,9 +23,16 @@ grade comes from it (``GRADES``), "best" while the loss is within the sampling n
 (``NOISE_WIDTH`` standard errors of the difference between the card played and the
 hand's best, draw for draw: about 0.4 bulls with ``SAMPLES`` playouts).
 
+A too-low card's row is weighed too (``row_choices``): with the round's cards as they
+were (the player saw them when choosing), each of the four rows taken, then the later
+rounds played out as above from the rows it leaves, the same draws for every row. Its
+``row_loss`` is the row chosen's figure less the best row's, and part of the choices'
+cost (the grade weighs the card alone).
+
 A player's game is then: bulls taken = what the deal made likely + the choices' cost -
 luck, where what the deal made likely is the bulls expected to the game's end from the
-first round with the hand's best card then, the choices' cost the sum of the losses, and
+first round with the hand's best card then, the choices' cost the sum of the losses (the
+rows' too), and
 luck what is left (positive: fewer bulls than the deal and the choices made likely). It
 is not ``luck``'s figure, which weighs each round's card alone.
 """
@@ -37,9 +44,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from companion.rules.cards import Player, Rows
+from companion.rules.cards import TOO_LOW, Player, Rows
 from companion.rules.luck import Lines, others_sets, own_fates, unseen
-from companion.rules.table import RoundResult
+from companion.rules.table import RoundResult, Step, Table
 
 SAMPLES = 400  # playouts of the rest of the game per play, shared by every card of the hand
 NOISE_WIDTH = 2.0  # standard errors within which a card is as good as the hand's best
@@ -59,10 +66,20 @@ class CardFigures(NamedTuple):
     to_game_end: float
 
 
+class RowFigures(NamedTuple):
+    """A row a too-low card could take: the bulls its player was expected to take from
+    this round to the game's end had they chosen it (the round's cards as they were)."""
+
+    row: int  # 1-4
+    to_game_end: float
+
+
 class PlayReview(NamedTuple):
     """A play weighed against the rest of the hand: its loss in bulls to the game's end
     against the hand's best card, its grade, the sampling noise of that loss (one
-    standard error), and every card of the hand (the card played among them)."""
+    standard error), and every card of the hand (the card played among them). A too-low
+    card's ``rows``: each of the four rows it could take (else empty), ``row`` the one
+    chosen."""
 
     player: Player
     card: int
@@ -70,6 +87,17 @@ class PlayReview(NamedTuple):
     grade: str
     noise: float
     hand: tuple[CardFigures, ...]
+    rows: tuple[RowFigures, ...] = ()
+    row: int = 0
+
+    @property
+    def row_loss(self) -> float:
+        """The row chosen's bulls to the game's end less the best row's (0 when the card
+        was not too low)."""
+        if not self.rows:
+            return 0.0
+        chosen = next(figures.to_game_end for figures in self.rows if figures.row == self.row)
+        return max(0.0, chosen - min(figures.to_game_end for figures in self.rows))
 
     @property
     def better(self) -> CardFigures:
@@ -84,8 +112,8 @@ class PlayReview(NamedTuple):
 
 class PlayerReview(NamedTuple):
     """A player's game: the bulls taken, what the deal made likely, what the choices cost
-    (the sum of the losses), luck (what is left: positive when fewer bulls) and the share
-    of plays graded best or good."""
+    (the sum of the losses, the rows' too), luck (what is left: positive when fewer
+    bulls) and the share of plays graded best or good."""
 
     player: Player
     bulls: int
@@ -120,7 +148,12 @@ def review_game(
             hand = held[step.player][number - 1 :]
             hidden = unseen(deck, seen + hand)
             key = (*seed, number, step.player)
-            plays.append(review_play(rows, hidden, hand, len(result.steps) - 1, key, step))
+            play = review_play(rows, hidden, hand, len(result.steps) - 1, key, step)
+            if step.action == TOO_LOW:
+                later = unseen(deck, seen + [other.card for other in result.steps] + hand)
+                choices = row_choices(rows, result, step, later, hand[1:], key)
+                play = play._replace(rows=choices, row=step.row)
+            plays.append(play)
         reviewed.append(plays)
         seen += [step.card for step in result.steps]
         rows = result.rows
@@ -163,6 +196,38 @@ def expected_this_round(
     return taken.reshape(len(hand), lines).mean(axis=1)
 
 
+def row_choices(
+    rows: Rows, result: RoundResult, step: Step, hidden: np.ndarray, later: list[int], key
+) -> tuple[RowFigures, ...]:
+    """A too-low card on each of the four rows: the bulls of the row taken now, and the
+    bulls expected in the later rounds from the rows it leaves (``future``: the others'
+    hands drawn from ``hidden``, what the player could not see after this round; the
+    player's ``later`` cards). The same draws for every row, so the comparison is fair."""
+    others = len(result.steps) - 1
+    choices = []
+    for row in range(1, len(rows) + 1):
+        table = Table(rows)
+        table.start_round([(other.player, other.card) for other in result.steps])
+        table.run({step.player: row})
+        placed = table.round_result()
+        now = sum(taken.bulls for taken in placed.steps if taken.player == step.player)
+        generator = np.random.default_rng([8, *key])
+        after = future(placed.rows, hidden, later, others, generator).mean() if later else 0.0
+        choices.append(RowFigures(row, now + float(after)))
+    return tuple(choices)
+
+
+def future(
+    rows: Rows, hidden: np.ndarray, hand: list[int], others: int, generator: np.random.Generator
+) -> np.ndarray:
+    """The bulls the player takes in the rounds left, per playout: the others' hands
+    drawn from ``hidden``, the player's ``hand`` and every other hand played in a random
+    order."""
+    their = drawn_hands(hidden, others * len(hand), generator).reshape(SAMPLES, len(hand), others)
+    rank = np.argsort(generator.random((SAMPLES, len(hand))), axis=1)
+    return played_out(rows, their, np.asarray(hand, dtype=np.int16)[rank])
+
+
 def playouts(
     rows: Rows, hidden: np.ndarray, hand: list[int], others: int, generator: np.random.Generator
 ) -> np.ndarray:
@@ -173,21 +238,27 @@ def playouts(
     drawn = drawn_hands(hidden, others * left, generator)  # (SAMPLES, others * left)
     their = drawn.reshape(SAMPLES, left, others)  # round by round: the others' cards
     order = own_orders(hand, generator)  # (cards, SAMPLES, left): the player's cards
-    candidates = len(hand)
-    lines = candidates * SAMPLES
+    return played_out(rows, their, order.reshape(-1, left)).reshape(len(hand), SAMPLES)
+
+
+def played_out(rows: Rows, their: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The bulls the player takes in each line of ``order`` (the player's cards, round by
+    round), the others playing ``their`` cards ((SAMPLES, rounds, others), the same for
+    each block of ``SAMPLES`` lines), every too-low card on the advised row."""
+    lines, left = order.shape
+    others = their.shape[2]
     table = Lines(rows, lines)
     taken = np.zeros(lines, dtype=np.int32)
     for turn in range(left):
         cards = np.concatenate(
-            [order[:, :, turn].reshape(lines, 1), np.tile(their[:, turn, :], (candidates, 1))],
-            axis=1,
+            [order[:, turn, None], np.tile(their[:, turn, :], (lines // SAMPLES, 1))], axis=1
         )
         placing = np.argsort(cards, axis=1, kind="stable")
         ordered = np.take_along_axis(cards, placing, axis=1)
         for position in range(others + 1):
             _took, bulls = table.place(ordered[:, position])
             taken += np.where(placing[:, position] == 0, bulls, 0)
-    return taken.reshape(candidates, SAMPLES)
+    return taken
 
 
 def drawn_hands(hidden: np.ndarray, count: int, generator: np.random.Generator) -> np.ndarray:
@@ -223,7 +294,7 @@ def player_reviews(
     found = []
     for player, theirs in plays.items():
         deal = theirs[0].better.to_game_end
-        cost = sum(play.loss for play in theirs)
+        cost = sum(play.loss + play.row_loss for play in theirs)
         good = sum(play.grade in GOOD_GRADES for play in theirs) / len(theirs)
         taken = bulls.get(player, 0)
         found.append(PlayerReview(player, taken, deal, cost, deal + cost - taken, good))

@@ -12,11 +12,13 @@ import random
 from math import sqrt
 from statistics import fmean, pstdev
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_luck_rules import advised, random_game
 
+from companion import rules
 from companion.rules import luck, review
 
 ME = 1
@@ -135,3 +137,57 @@ def test_a_bigger_loss_never_grades_better(first, second, noise):
     order = [review.BEST, *(name for name, _bound in review.GRADES)]
     low, high = sorted((first, second))
     assert order.index(review.grade(low, noise)) <= order.index(review.grade(high, noise))
+
+
+# ---------------------------------------------------------------------------
+# A too-low card's row: each of the four, counted to the game's end
+
+
+def plays_and_steps(reviewed, rounds):
+    """Every reviewed play with its round's number and its step."""
+    for number, (plays, result) in enumerate(zip(reviewed, rounds, strict=True), 1):
+        for play in plays:
+            step = next(step for step in result.steps if step.player == play.player)
+            yield number, step, play
+
+
+def test_a_too_low_card_in_the_last_round_weighs_each_rows_bulls_alone():
+    # Round 10 of three players, counted by hand: my 2 is too low. The rows' bulls:
+    # 5 + 30 -> 2 + 3, 10 + 40 -> 3 + 3, 11 + 22 -> 5 + 5, 50 -> 3. The others' 60 and 70
+    # fill no row, and no round comes after: each row's figure is its bulls.
+    rows = ((5, 30), (10, 40), (11, 22), (50,))
+    result = rules.resolve_round(rows, [(ME, 2), (2, 60), (3, 70)], {ME: 4})
+    step = result.steps[0]
+    assert step.action == rules.TOO_LOW and step.player == ME
+    none = np.array([], dtype=np.int16)
+    choices = review.row_choices(rows, result, step, none, [], (1,))
+    assert choices == tuple(
+        review.RowFigures(row, bulls) for row, bulls in enumerate([5, 6, 10, 3], 1)
+    )
+    play = review.PlayReview(ME, 2, 0.0, review.BEST, 0.0, (), choices, step.row)
+    assert play.row_loss == 0  # row 4 was the cheapest
+    assert play._replace(row=3).row_loss == 10 - 3
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.randoms(use_true_random=False), st.sampled_from([(2, 24), (3, 34), (4, 104)]))
+def test_a_too_low_cards_rows_are_weighed_and_only_its(rng, game):
+    players, deck = game
+    starting, rounds = random_game(rng, players, deck)
+    reviewed = review.review_game(starting, rounds, deck, (2,))
+    for number, step, play in plays_and_steps(reviewed, rounds):
+        if step.action != rules.TOO_LOW:
+            assert play.rows == () and play.row_loss == 0
+            continue
+        assert [figures.row for figures in play.rows] == [1, 2, 3, 4] and play.row == step.row
+        chosen = play.rows[step.row - 1].to_game_end
+        assert chosen >= step.bulls  # the later rounds only add bulls
+        if number == len(rounds):  # nothing after: the row's bulls, exactly
+            assert chosen == step.bulls
+        assert play.row_loss == pytest.approx(chosen - min(f.to_game_end for f in play.rows))
+    taken = bulls_of(rounds)
+    for player in review.player_reviews(reviewed, taken):
+        theirs = [play for plays in reviewed for play in plays if play.player == player.player]
+        assert player.choices_cost == pytest.approx(
+            sum(play.loss + play.row_loss for play in theirs)
+        )
