@@ -16,15 +16,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import Select, case, delete, func, insert, or_, select
 
-from companion import rules
 from companion.db import db
 from companion.derived.play_luck import placed_rounds
 from companion.derived.tables import ReviewCard
 from companion.models import Game, GameResult
 from companion.rules import review
 from companion.state import PlayedGame
+
+# A play graded best or good has a loss under this many bulls (or within the noise):
+# ``review.GRADES``'s good grades come first, the worse after them.
+GOOD_BELOW = max(bound for name, bound in review.GRADES if name in review.GOOD_GRADES)
 
 COLUMNS = (
     ReviewCard.round_number,
@@ -125,15 +128,58 @@ def read(game: PlayedGame) -> Reviewed | None:
             found = [rows.get((number, step.player, card)) for card in hand]
             if None in found:
                 return None  # not all of it: being figured again
-            round_plays.append(play_of(step, found))
+            round_plays.append(play_of(step.player, step.card, found))
         plays.append(round_plays)
     return Reviewed(plays, review.player_reviews(plays, game.bulls))
 
 
-def play_of(step: rules.Step, found: Sequence) -> review.PlayReview:
-    """A play's review from its kept rows (the hand in the order it was played)."""
+def play_of(player: int, card: int, found: Sequence) -> review.PlayReview:
+    """A play's review from its kept rows (``COLUMNS``; the hand in the order it was
+    played, the card played first)."""
     hand = tuple(review.CardFigures(row[2], row[3], row[4]) for row in found)
     ends = [figures.to_game_end for figures in hand]
     loss = max(0.0, ends[0] - min(ends))
     noise = found[0][5]
-    return review.PlayReview(step.player, step.card, loss, review.grade(loss, noise), noise, hand)
+    return review.PlayReview(player, card, loss, review.grade(loss, noise), noise, hand)
+
+
+def kept_play(game_id: int, round_number: int, player_id: int) -> review.PlayReview | None:
+    """One play's review as kept (the card played first, then the rest of the hand by
+    card), or None when none is kept."""
+    query = (
+        select(*COLUMNS, ReviewCard.played)
+        .where(
+            ReviewCard.game_id == game_id,
+            ReviewCard.round_number == round_number,
+            ReviewCard.player_id == player_id,
+        )
+        .order_by(ReviewCard.played.desc(), ReviewCard.card)
+    )
+    rows = db.session.execute(query).all()
+    if not rows or not rows[0][-1]:
+        return None
+    return play_of(player_id, rows[0][2], rows)
+
+
+def play_losses(*where) -> Select:
+    """Each kept play's (match, game, round, player, loss, best, good) in SQL, as
+    ``play_of`` makes them from the rows: the card played's ``to_game_end`` less the
+    hand's lowest; ``best`` 1 when the loss is within the noise (``review.grade``),
+    ``good`` 1 when graded best or good. For the household's sums over many games, which
+    reading each game's review (``read``, a replay each) would make slow."""
+    card = ReviewCard
+    loss = func.max(case((card.played, card.to_game_end))) - func.min(card.to_game_end)
+    best = or_(loss <= review.NOISE_WIDTH * func.max(card.noise), loss == 0)
+    return (
+        select(
+            card.match_id,
+            card.game_id,
+            card.round_number,
+            card.player_id,
+            loss.label("loss"),
+            case((best, 1), else_=0).label("best"),
+            case((or_(best, loss < GOOD_BELOW), 1), else_=0).label("good"),
+        )
+        .where(*where)
+        .group_by(card.match_id, card.game_id, card.round_number, card.player_id)
+    )

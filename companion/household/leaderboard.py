@@ -105,7 +105,7 @@ def order_urls(filters: stats.Filters) -> dict[str, str]:
 @bp.get("/leaderboard")
 def index():
     """All household players ranked by skill, wins or bulls, with their matches, wins,
-    bulls and luck."""
+    bulls, luck and choices."""
     filters, errors = read_filters(request.args)
     order, wrong_order = read_order(request.args)
     errors |= wrong_order
@@ -117,6 +117,7 @@ def index():
         "board",
         rows=rows,
         luck=stats.luck(filters),
+        choices=stats.choices(filters),
         form=form,
         errors=errors,
         counts=PLAYER_COUNTS,
@@ -142,8 +143,8 @@ def read_page(args, pages: int) -> tuple[int, dict[str, str]]:
 
 @bp.get("/players/<id:player_id>/stats")
 def player(player_id: int):
-    """One player's figures, card-by-card figures and luck, nemesis, rating chart and
-    history."""
+    """One player's figures, card-by-card figures, luck and choices, nemesis, rating
+    chart and history."""
     player = get_player(player_id)
     pages = player_stats.history_pages(player.id, HISTORY_PAGE)
     page, errors = read_page(request.args, pages)
@@ -167,6 +168,7 @@ def player_context(player: Player, board: stats.Board) -> dict:
     return {
         "figures": board.figures.get(player.id) or stats.Figures(player.id),
         "luck": stats.luck().get(player.id),
+        "choices": stats.choices().get(player.id),
         "cards": cards,
         "worst_url": round_url(*cards.worst_at) if cards.worst_at else None,
         "nemesis": nemesis(player.id),

@@ -9,9 +9,10 @@ The period filter goes by the day a match was created; the players filter by its
 The leaderboard's figures are kept in memory per filter, with the fingerprint of the
 match rows they were computed from (``fingerprint``): a request after any change
 computes them again (in SQL, ratings mostly from ``companion.household.skill``' cache).
-Luck (``luck``) is kept apart, match by match (``companion.household.match_luck``): a
-game's luck is figured in a write after the one that finished it, and an import's
-later still, while the match rows stay as they were.
+Luck (``luck``) and the choices (``choices``) are kept apart, match by match
+(``companion.household.match_luck``, ``companion.household.choices``): a game's luck and
+its review are figured in writes after the one that finished it, an import's later
+still, while the match rows stay as they were.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sqlalchemy.orm import aliased
 
 from companion.db import db
 from companion.derived import PlayerGameStat, PlayerMatchStat
+from companion.household import choices as reviewed
 from companion.household import luck_figures, match_luck
 from companion.household.skill import START, Ranked, Rating, RatingRun, rated
 from companion.memo import Memo
@@ -120,6 +122,14 @@ def luck(filters: Filters = ALL_TIME, now: datetime | None = None) -> dict[int, 
     """Each player's luck over the complete card games under ``filters``, by player id."""
     since = filters.since(now or utcnow())
     return luck_figures.luck_by_player(since, None, filters.players)
+
+
+def choices(
+    filters: Filters = ALL_TIME, now: datetime | None = None
+) -> dict[int, reviewed.Choices]:
+    """Each player's choices over the reviewed card games under ``filters``, by player id."""
+    since = filters.since(now or utcnow())
+    return reviewed.choices_by_player(since, None, filters.players)
 
 
 def compute_board(since: datetime | None, players: int | None) -> Board:
