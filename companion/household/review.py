@@ -6,8 +6,9 @@ asked of the database for the year's matches: nothing is replayed here. Their me
 is in ``companion.household.yearly``, which makes the review of them. A review is kept
 in memory with the stamp of what it was made of (the match rows up to the year's end
 and the year's matches' versions), so a request after a change asks the database again.
-The year's luck is asked apart (``companion.household.luck_figures``, every match's
-luck kept in memory): a game's luck is figured in a write after the one that finished it.
+The year's luck and choices are asked apart (``companion.household.luck_figures`` and
+``companion.household.choices``, every match's kept in memory): a game's luck and its
+review are figured in writes after the one that finished it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sqlalchemy import Float, Select, cast, func, literal, select
 from companion import rules
 from companion.db import db
 from companion.derived import CardTake, MatchRating, NemesisCount, PlayerMatchStat
-from companion.household import luck_figures, match_luck, yearly
+from companion.household import choices, luck_figures, match_luck, yearly
 from companion.household.leaderboard import everyone, round_url
 from companion.household.skill import START, Rating
 from companion.memo import Memo
@@ -134,6 +135,27 @@ def luck_context(year: int, player_id: int | None) -> dict:
     luck = luck_of(year, player_id)
     url = round_url(*luck.play[4:]) if luck.play else None
     return {"luck": luck, "unlucky_url": url, "luck_games": yearly.LUCK_GAMES}
+
+
+def choices_of(year: int, player_id: int | None) -> yearly.YearChoices:
+    """The year's best decision-maker (or one player's choices) and costliest play, over
+    the reviewed games of the matches created in it."""
+    asked, held = Year(year, player_id), choices.kept()
+    by_player = choices.choices_by_player(asked.since, asked.until, held=held)
+    decisions = {
+        player: yearly.Decisions(mine.accuracy, mine.per_game, mine.games)
+        for player, mine in by_player.items()
+    }
+    costly = choices.costliest(asked.since, asked.until, player_id, held)
+    play = yearly.Costly(*costly) if costly is not None else None
+    return yearly.year_choices(player_id, decisions, play)
+
+
+def choices_context(year: int, player_id: int | None) -> dict:
+    """The year's choices for the page, with the costliest play's round to replay."""
+    found = choices_of(year, player_id)
+    url = round_url(*found.play[4:]) if found.play else None
+    return {"choices": found, "costly_url": url, "review_games": yearly.REVIEW_GAMES}
 
 
 def read_matches(year: Year) -> list[yearly.MatchIn]:
@@ -304,5 +326,6 @@ def show(year: str):
         errors=errors,
         worst_url=round_url(*review.worst_round[2:]) if review.worst_round else None,
         **luck_context(year, player_id),
+        **choices_context(year, player_id),
         this_year=local(utcnow()).year,
     ), 422 if errors else 200

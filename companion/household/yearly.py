@@ -36,6 +36,15 @@ What each figure means:
   their own luck per game, from one game on.
 - the unluckiest play: of those games' plays that took a row, the one with the lowest
   chance of doing so, more bulls first on a tie, then the earliest.
+- the best decision-maker: of the players with at least ``REVIEW_GAMES`` games of the
+  year reviewed (``companion.household.choices``: a game's review weighs each play
+  against the rest of the hand), the one with the highest accuracy, the share of plays
+  graded best or good; the lower choices' cost per game on a tie, then ties share.
+  Named when two players or more count. For one player: their own accuracy and cost
+  per game, from one reviewed game on.
+- the costliest play: of the reviewed games' plays graded worse than best, the one with
+  the largest loss (the bulls to the game's end the hand's better card would have
+  saved), the earliest on a tie.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from typing import NamedTuple
 
 MONTHS = 12
 LUCK_GAMES = 3  # games with complete luck a player needs to be the luckiest or unluckiest
+REVIEW_GAMES = 3  # reviewed games a player needs to be the best decision-maker
 EVENING_STARTS = timedelta(hours=6)  # a night's play after midnight is the same evening
 
 
@@ -101,6 +111,36 @@ class YearLuck(NamedTuple):
     unluckiest: tuple[list[int], float] | None
     mine: tuple[float, int] | None
     play: Unlucky | None
+
+
+class Costly(NamedTuple):
+    """A costly play: who, the card played, the hand's better card, the loss in bulls to
+    the game's end, and its round to replay."""
+
+    player_id: int
+    card: int
+    better: int
+    loss: float
+    match_id: int
+    game: int
+    round: int
+
+
+class Decisions(NamedTuple):
+    """A player's choices over reviewed games: accuracy (0..1), cost per game, games."""
+
+    accuracy: float
+    per_game: float
+    games: int
+
+
+class YearChoices(NamedTuple):
+    """The year's choices: the best decision-makers and their figures, or one player's
+    own, and the costliest play."""
+
+    best: tuple[list[int], Decisions] | None
+    mine: Decisions | None
+    play: Costly | None
 
 
 class Bars(NamedTuple):
@@ -207,6 +247,25 @@ def year_luck(
         None,
         play,
     )
+
+
+def year_choices(
+    player_id: int | None, decisions: Mapping[int, Decisions], play: Costly | None
+) -> YearChoices:
+    """The year's choices from each player's decisions over the reviewed games and the
+    costliest play (for one player: theirs)."""
+    if player_id is not None:
+        return YearChoices(None, decisions.get(player_id), play)
+    counted = {
+        player: (round(mine.accuracy, 6), -round(mine.per_game, 6))
+        for player, mine in decisions.items()
+        if mine.games >= REVIEW_GAMES
+    }
+    if len(counted) < 2:  # the best of one player says nothing
+        return YearChoices(None, None, play)
+    top = max(counted.values())
+    best = sorted(player for player, value in counted.items() if value == top)
+    return YearChoices((best, decisions[best[0]]), None, play)
 
 
 def nemeses(rows: Iterable[tuple[int, int, int]]) -> dict[int, tuple[list[int], int]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
+from datetime import datetime
 from html import unescape
 from typing import NamedTuple
 
@@ -16,12 +17,12 @@ import pytest
 from driver import add_players, play_game, score_game, start_match
 from sqlalchemy import delete, select, update
 
-from companion import store
+from companion import derived, store
 from companion.db import db
 from companion.derived import game_review
 from companion.derived.tables import ReviewCard
-from companion.household import choices
-from companion.models import Match
+from companion.household import choices, yearly
+from companion.models import Match, utcnow
 from companion.rules import review
 from companion.state import played_game
 
@@ -276,3 +277,98 @@ def test_kept_sums_are_read_again_only_for_changed_matches(app, client, househol
     review_matches(app, household.matches["waiting"])
     client.get("/leaderboard")
     assert asked == [[household.matches["waiting"]]]
+
+
+def costliest_counted(games, player=None) -> tuple | None:
+    """The play graded worse than best with the largest loss, the earliest on a tie:
+    (loss, match, game, round, player, card, better card)."""
+    costly = [
+        (play.loss, match_id, number, round_number, play.player, play.card, play.better.card)
+        for match_id, _seats, number, reviewed in games
+        for round_number, plays in enumerate(reviewed.rounds, 1)
+        for play in plays
+        if play.grade != review.BEST and player in (None, play.player)
+    ]
+    if not costly:
+        return None
+    top = max(entry[0] for entry in costly)
+    return min(entry for entry in costly if entry[0] == top)
+
+
+def highlight(html: str, kind: str) -> str:
+    """The words of one highlight of the year's review."""
+    found = re.search(rf'<section class="highlight {kind}">(.*?)</section>', html, re.S)
+    return text_of(found.group(1)) if found else ""
+
+
+def test_the_years_review_names_the_best_decision_maker_and_the_costliest_play(
+    app, client, household
+):
+    """Of the players with three reviewed games or more (Dora has one), the highest
+    accuracy; the year's costliest play with its better card, one tap from its round."""
+    games = reviewed_games(app)
+    wanted = counted(games)
+    year = utcnow().year
+    ranked = {
+        player: (round(mine.good / mine.plays, 6), -round(mine.cost / mine.games, 6))
+        for player, mine in wanted.items()
+        if mine.games >= yearly.REVIEW_GAMES
+    }
+    assert household.ids["Dora"] not in ranked and len(ranked) == 3
+    top = max(ranked.values())
+    names = {player: name for name, player in household.ids.items()}
+    best = sorted(player for player, value in ranked.items() if value == top)
+    html = client.get(f"/review/{year}").text
+    shown = highlight(html, "decisions")
+    assert shown.startswith("Best decision-maker " + ", ".join(names[p] for p in best))
+    mine = wanted[best[0]]
+    accuracy = re.search(r"(\S+) of the plays the best or good", shown).group(1)
+    assert accuracy in percents(mine.good / mine.plays)
+    cost = re.search(r"choices (\S+) a game · over (\d+) games", shown)
+    assert cost.group(1) in tenths(mine.cost / mine.games)
+    assert int(cost.group(2)) == mine.games
+    loss, match_id, game, number, player, card, better = costliest_counted(games)
+    shown = highlight(html, "costliest-play")
+    assert shown.startswith(f"The costliest play {card} It cost ")
+    assert re.search(
+        rf"It cost (\S+) bulls by the game's end; the {better} was better\.", shown
+    ).group(1) in tenths(loss)
+    assert names[player] in shown
+    url = f"/matches/{match_id}/games/{game}/replay?round={number}"
+    assert f'href="{url}"' in html
+    replay = text_of(client.get(url).text)
+    assert f"Round {number} of 10" in replay and str(card) in replay
+    assert "The best decision-maker played the best card in hand" in text_of(html)
+
+
+def test_one_players_year_shows_their_choices_and_their_costliest_play(app, client, household):
+    games = reviewed_games(app)
+    dora = household.ids["Dora"]
+    mine = counted(games)[dora]
+    html = client.get(f"/review/{utcnow().year}?player={dora}").text
+    shown = highlight(html, "decisions")
+    assert shown.startswith("Choices ")
+    assert re.search(r"Choices (\S+) ", shown).group(1) in percents(mine.good / mine.plays)
+    assert "over 1 game" in shown and "Best decision-maker" not in html
+    _loss, match_id, game, number, _player, card, _better = costliest_counted(games, dora)
+    assert highlight(html, "costliest-play").startswith(f"The costliest play {card} ")
+    assert f'href="/matches/{match_id}/games/{game}/replay?round={number}"' in html
+
+
+def test_a_year_with_no_reviewed_game_says_so(app, client, household):
+    """The reviewed matches moved to last year: this year has none, and says so; last
+    year's review shows them."""
+    last_year = utcnow().year - 1
+    with app.app_context():
+        for key in ("three", "four"):
+            match = db.session.get(Match, household.matches[key])
+            match.created_at = datetime(last_year, 6, 1, 20)
+        db.session.commit()
+        derived.rebuild(check=False, echo=lambda _line: None)  # played_at follows
+        db.session.commit()
+    html = client.get(f"/review/{utcnow().year}").text
+    assert 'class="highlight decisions"' not in html
+    assert 'class="highlight costliest-play"' not in html
+    assert "No game of this year has been reviewed yet." in text_of(html)
+    html = client.get(f"/review/{last_year}").text
+    assert 'class="highlight decisions"' in html and 'class="highlight costliest-play"' in html
