@@ -60,6 +60,7 @@ from companion.derived.play_luck import (
     put_figured,
     rebuild_luck,
     stale_luck,
+    still_right,
 )
 from companion.models import (
     Correction,
@@ -292,26 +293,37 @@ def luck_after(match_id: int, limit: int | None = None) -> int | None:
     correction, an undo): the stale luck figured with no write open (the slow part), then
     stored a game at a time, each in a short write that raises the match's versions, so
     every page shows it: the second push, after the round's own. The version it left the
-    match at; None when the match moved on meanwhile (its next write asks again), is gone,
-    or has more stale games than ``limit`` (the newest first: a big import's backlog goes
-    a game at a time, and other tables' luck between them)."""
+    match at; None when the match moved on meanwhile (its next look figures what is new),
+    is gone, or has more stale games than ``limit`` (the newest first: a big import's
+    backlog goes a game at a time, and other tables' luck between them).
+
+    A game's rows are stored even when the match moved on meanwhile, as long as the
+    rounds they are of are still as they were figured (``play_luck.still_right``): a
+    table sending rounds faster than their luck is figured (at a Pi's share of a core
+    during an import's fill) would otherwise never see any."""
     figured = stale_luck(match_id, limit)
     db.session.rollback()  # the read ends: no snapshot is held while the next writes wait
     if figured is None:
         return None
-    version = figured.version
+    version, moved = figured.version, False
     for luck in figured.games:
         try:
             with writing():
                 # First: on PostgreSQL it takes the match's row lock.
                 if not raise_version(match_id, version, hidden=False):
-                    return None
+                    moved = True
+                    raise_versions([match_id])  # the row lock, as the table's writes take it
+                    luck = still_right(luck)
+                    if luck is None:
+                        raise MovedOn
                 carry_correction(match_id)
                 put_figured(luck)
+        except MovedOn:  # its rounds changed: the next look figures them again
+            continue
         except IntegrityError:  # another process stored them meanwhile
             return None
         version += 1
-    return None if figured.more else version
+    return None if figured.more or moved else version
 
 
 def review_after(match_id: int, limit: int | None = None) -> int:

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from driver import add_players, enter_round, play_game, start_game, start_match
+from driver import add_players, enter_round, play_game, start_game, start_match, undo
 from sqlalchemy import func, select
 
-from companion import background, rules
+from companion import background, rules, store
 from companion.db import db
 from companion.derived.tables import PlayLuck, ReviewCard
 from companion.models import Match
@@ -98,10 +98,41 @@ def test_the_round_reaches_the_other_phones_while_luck_is_slowed_on_purpose(
     finally:
         let_go.set()
         look.join(60)
-    # Figured from the match before round 2: not stored over it (the version moved on).
-    assert luck_rows(app, match_id) == 0
-    one_look(app)  # the next look, as round 2's change brings it: both rounds
+    # Figured from the match before round 2, and round 1 is as it was: stored, though the
+    # match moved on (a table sending rounds faster than luck is figured sees it too).
+    assert luck_rows(app, match_id) == 3
+    one_look(app)  # the next look, as round 2's change brings it: round 2
     assert luck_rows(app, match_id) == 6
+
+
+def test_luck_of_a_round_that_changed_while_it_was_figured_is_not_stored(
+    app, client, started, monkeypatch
+):
+    """Round 1 undone and entered with other cards between the figuring and the write:
+    the rows figured are of cards no longer played, and are dropped; the next look
+    figures the round as it is."""
+    match_id, ids = started
+    assert (
+        enter_round(client, match_id, dict(zip(ids, (11, 31, 51), strict=True))).status_code == 303
+    )
+    stale_luck = store.stale_luck
+
+    def then_changed(*args, **kwargs):
+        figured = stale_luck(*args, **kwargs)
+        db.session.rollback()
+        assert undo(client, match_id).status_code == 303
+        response = enter_round(client, match_id, dict(zip(ids, (13, 33, 53), strict=True)))
+        assert response.status_code == 303
+        return figured
+
+    monkeypatch.setattr(store, "stale_luck", then_changed)
+    one_look(app)
+    assert luck_rows(app, match_id) == 0
+    monkeypatch.undo()
+    one_look(app)
+    with app.app_context():
+        cards = db.session.scalars(select(PlayLuck.card).where(PlayLuck.match_id == match_id))
+        assert sorted(cards) == [13, 33, 53]
 
 
 def test_a_match_that_moved_on_is_figured_at_the_next_look(app, client, started):

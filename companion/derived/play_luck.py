@@ -114,6 +114,26 @@ def put_figured(luck: GameLuck) -> None:
         db.session.execute(insert(PlayLuck), [row._asdict() for row in luck.rows])
 
 
+def still_right(luck: GameLuck) -> GameLuck | None:
+    """Inside a write, once the match moved on since ``luck`` was figured: its rows as they
+    are to be stored, if every round they are of is still as it was figured (the same
+    cards and bulls, the game still running or over as it was), with the rounds placed
+    now; else None."""
+    stored_game = db.session.get(Game, luck.game_id)
+    if stored_game is None:
+        return None
+    game = played_game(stored_game, [seat.player_id for seat in stored_game.match.seats])
+    placed = len(placed_rounds(game))
+    by_round: dict[int, list[LuckRow]] = {}
+    for row in luck.rows:
+        by_round.setdefault(row.round_number, []).append(row)
+    if any(number > placed for number in luck.numbers) or set(luck.numbers) & set(
+        stale_rounds(game, by_round)
+    ):
+        return None
+    return luck._replace(placed=placed)
+
+
 def put(game: PlayedGame, numbers: Sequence[int], deck: int) -> None:
     """Figure a game's rows of these rounds and put them in place (inside the write)."""
     rows = figured(game, deck, numbers)
