@@ -7,14 +7,16 @@ from flask import Flask
 from flask.cli import with_appcontext
 
 from companion.derived import rebuild
-from companion.store import rebuild_all_luck, rebuild_matches
+from companion.derived.game_review import finished_games
+from companion.store import rebuild_all_luck, rebuild_all_reviews, rebuild_matches
 
 
 @click.command("rebuild")
 @with_appcontext
 @click.option("--check", is_flag=True, help="Only report disagreements; change nothing.")
 def rebuild_command(check: bool) -> None:
-    """Replay every match from its stored inputs: games' results, statistics and luck, compared."""
+    """Replay every match from its stored inputs: games' results, statistics, luck and
+    reviews, compared."""
     rebuilt = rebuild(check=True, echo=click.echo) if check else rebuild_matches(click.echo)
     if rebuilt.broken:  # named above, one line each; nothing was replayed from them
         raise click.ClickException(
@@ -36,11 +38,20 @@ def rebuild_command(check: bool) -> None:
     if luck.missing:
         done = "not figured yet (the server figures it in the background)" if check else "filled in"
         click.echo(f"{len(luck.missing)} games' luck {done}.")
+    click.echo(f"Reviewing {finished_games()} finished card games again (seconds of CPU each).")
+    reviews = rebuild_all_reviews(check, click.echo)
+    click.echo(
+        f"Every finished card game reviewed again, {len(reviews.differing)} {verb} differing."
+    )
+    if reviews.missing:
+        done = "not reviewed yet (`flask rebuild` reviews them)" if check else "reviewed anew"
+        click.echo(f"{len(reviews.missing)} games {done}.")
     if check and (
         rebuilt.differing_games
         or rebuilt.differing_matches
         or rebuilt.differing_ratings
         or luck.differing
+        or reviews.differing
     ):
         raise SystemExit(1)
 

@@ -342,18 +342,27 @@ def review_after(match_id: int, limit: int | None = None) -> int:
         rows = game_review.figured(replayed, deck_of(game.match))
         inputs = game_review.inputs_of(replayed)
         db.session.rollback()  # the read ends: nothing is held while the table writes
-        with writing():
-            game = db.session.get(Game, game_id)
-            if game is None or game_review.kept(game_id):
-                continue
-            now = played_game(game, player_ids)
-            if not now.finished or game_review.inputs_of(now) != inputs:
-                continue
-            raise_versions([match_id])  # every page shows it: a push, as luck's
-            carry_correction(match_id)
-            game_review.put(rows)
-        done += 1
+        done += put_review(match_id, game_id, inputs, rows, again=False)
     return done
+
+
+def put_review(match_id: int, game_id: int, inputs: tuple, rows: list[dict], again: bool) -> bool:
+    """Store a game's review, figured with no write open, in a short write of its own if
+    the game's inputs are still those it was figured from (``game_review.inputs_of``);
+    ``again``: in place of what is kept of it (``flask rebuild``), else only if none is
+    kept. The match's versions rise: every page shows it, a push as luck's. Whether it
+    was stored."""
+    with writing():
+        game = db.session.get(Game, game_id)
+        if game is None or (not again and game_review.kept(game_id)):
+            return False
+        now = played_game(game, [seat.player_id for seat in game.match.seats])
+        if game_review.inputs_of(now) != inputs:
+            return False
+        raise_versions([match_id])
+        carry_correction(match_id)
+        game_review.replace(game_id, rows)
+    return True
 
 
 def reviews_left(match_id: int) -> int:
@@ -557,6 +566,27 @@ def rebuild_all_luck(check: bool, echo: Callable[[str], None]) -> LuckRebuilt:
     with writing(every_match=True):
         found = rebuild_luck(check=False, echo=echo)
         raise_versions(sorted({*found.differing, *found.missing}))
+    return found
+
+
+def rebuild_all_reviews(check: bool, echo: Callable[[str], None]) -> game_review.ReviewsRebuilt:
+    """Review every finished card game again (``flask rebuild``): compared with what is
+    kept, and unless ``check`` put right and filled in a game at a time, each in a short
+    write of its own that raises its match's versions (``put_review``). A review takes
+    seconds of CPU: the table plays on meanwhile, as while the background reviews."""
+    found = game_review.ReviewsRebuilt([], [])
+    for match_id in db.session.scalars(select(Match.id).order_by(Match.id)).all():
+        match = db.session.get(Match, match_id)
+        stale = game_review.out_of_line(match) if match is not None else []
+        db.session.rollback()  # the read ends: nothing is held while a review is stored
+        for game in stale:
+            if game.missing:
+                found.missing.append(match_id)
+            else:
+                found.differing.append(match_id)
+                echo(f"match {match_id} game {game.number}: review differs")
+            if not check:
+                put_review(match_id, game.game_id, game.inputs, game.rows, again=True)
     return found
 
 

@@ -19,11 +19,12 @@ from typing import NamedTuple
 from sqlalchemy import Select, case, delete, func, insert, or_, select
 
 from companion.db import db
-from companion.derived.play_luck import placed_rounds
+from companion.derived.audit import match_problem
+from companion.derived.play_luck import deck_of, placed_rounds
 from companion.derived.tables import ReviewCard
-from companion.models import Game, GameResult
+from companion.models import Game, GameResult, Match
 from companion.rules import review
-from companion.state import PlayedGame
+from companion.state import PlayedGame, played_game
 
 # A play graded best or good has a loss under this many bulls (or within the noise):
 # ``review.GRADES``'s good grades come first, the worse after them.
@@ -48,8 +49,15 @@ class Reviewed(NamedTuple):
 
 
 def inputs_of(game: PlayedGame) -> tuple:
-    """What a game's review is figured from: its starting cards and every placed step."""
-    return (tuple(game.game.starting), tuple(result.steps for result in placed_rounds(game)))
+    """What a game's review is figured from: whether it has one (``reviewable``), its
+    starting cards and every placed step."""
+    steps = tuple(result.steps for result in placed_rounds(game))
+    return (reviewable(game), tuple(game.game.starting), steps)
+
+
+def reviewable(game: PlayedGame) -> bool:
+    """Whether a game has a review: a game entered card by card that is over."""
+    return game.game.mode == "cards" and game.finished
 
 
 def figured(game: PlayedGame, deck: int) -> list[dict]:
@@ -99,6 +107,12 @@ def unreviewed(match_id: int) -> list[int]:
         .order_by(Game.id.desc())
     )
     return list(db.session.scalars(query))
+
+
+def replace(game_id: int, rows: Sequence[dict]) -> None:
+    """Put a game's review in place of what is kept of it (inside a short write)."""
+    db.session.execute(delete(ReviewCard).where(ReviewCard.game_id == game_id))
+    put(rows)
 
 
 def drop(match_id: int, game_ids: Sequence[int], last: bool) -> None:
@@ -183,3 +197,58 @@ def play_losses(*where) -> Select:
         .where(*where)
         .group_by(card.match_id, card.game_id, card.round_number, card.player_id)
     )
+
+
+class StaleReview(NamedTuple):
+    """A game whose kept review is not what its inputs make (``out_of_line``): its rows
+    as figured now (none for a game that has no review), the inputs they were figured
+    from, and whether none was kept (not a difference: the background reviews a game
+    that ends while it runs, ``flask rebuild`` the rest)."""
+
+    match_id: int
+    game_id: int
+    number: int
+    inputs: tuple
+    rows: list[dict]
+    missing: bool
+
+
+class ReviewsRebuilt(NamedTuple):
+    """What ``flask rebuild`` found of the reviews: the match of each game whose kept
+    review differed, and of each game not reviewed yet."""
+
+    differing: list[int]
+    missing: list[int]
+
+
+def finished_games() -> int:
+    """How many card games are over (each has a review, kept or to be figured)."""
+    query = select(func.count(func.distinct(GameResult.game_id))).join(
+        Game, Game.id == GameResult.game_id
+    )
+    return db.session.scalar(query.where(Game.mode == "cards")) or 0
+
+
+def out_of_line(match: Match) -> list[StaleReview]:
+    """The match's games whose kept review is not the one their inputs make: each card
+    game that is over reviewed again (seconds of CPU a game; read only, no write open),
+    and rows kept of a game that has no review. A match the rules refuse is
+    ``rebuild``'s to name, and skipped here."""
+    if match_problem(match):
+        return []
+    player_ids = [seat.player_id for seat in match.seats]
+    compared = [*COLUMNS, ReviewCard.played]
+    query = select(ReviewCard.game_id, *compared).where(ReviewCard.match_id == match.id)
+    kept_rows: dict[int, set[tuple]] = {}
+    for game_id, *values in db.session.execute(query):
+        kept_rows.setdefault(game_id, set()).add(tuple(values))
+    found = []
+    for game in match.games:
+        played = played_game(game, player_ids)
+        rows = figured(played, deck_of(match)) if reviewable(played) else []
+        wanted = {tuple(row[column.key] for column in compared) for row in rows}
+        have = kept_rows.get(game.id, set())
+        if wanted != have:
+            inputs = inputs_of(played)
+            found.append(StaleReview(match.id, game.id, game.number, inputs, rows, not have))
+    return found
