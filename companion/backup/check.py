@@ -18,15 +18,13 @@ from itertools import chain
 from typing import Any, NamedTuple
 
 from companion import rules
-from companion.backup.columns import FIELDS
-from companion.backup.document import FORMAT, OLDEST, VERSION, identity_digest
+from companion.backup.columns import FIELDS, VERSION, object_of, read
+from companion.backup.document import FORMAT, OLDEST, identity_digest
 from companion.backup.fields import (
     EARLIEST,
     BackupError,
-    Phrase,
     cards_of,
     latest,
-    object_of,
     paused_gc,
     row_of,
     ruled,
@@ -48,30 +46,43 @@ from companion.rules.names import name_key
 class GameIn:
     """One game from the file, checked; ``results`` once it is finished."""
 
-    mode: str
-    created_at: datetime
+    columns: dict[str, Any]  # its columns that are fields of the file (``columns.read``)
     starting: list[int] = field(default_factory=list)
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
     round_times: list[datetime] = field(default_factory=list)  # when each was entered
     scores: list[int | list[int]] = field(default_factory=list)
-    # Rounds corrected: (round, when, old cards, old choices, choices dropped), stored form.
-    corrections: list[tuple] = field(default_factory=list)
+    # Rounds corrected, each a Correction's columns by name (players by seat).
+    corrections: list[dict] = field(default_factory=list)
     results: dict[str, int] | None = None
     # The statistics rows of a finished game, with names for players and 0 for ids.
     figures: GameFigures = field(default_factory=lambda: GameFigures([], [], []))
+
+    @property
+    def mode(self) -> str:
+        """ "cards" or "scores"."""
+        return self.columns["mode"]
+
+    @property
+    def created_at(self) -> datetime:
+        """When the game started."""
+        return self.columns["created_at"]
 
 
 @dataclass
 class MatchIn:
     """One match from the file, checked."""
 
-    created_at: datetime
+    columns: dict[str, Any]  # its columns that are fields of the file (``columns.read``)
     end: rules.EndCondition
-    pro: bool
     seats: list[str]
     games: list[GameIn]
     number: int = 0  # in the file: 1 = the first match
     rematch: int | None = None  # the number of the match its Rematch started
+
+    @property
+    def created_at(self) -> datetime:
+        """When the match started."""
+        return self.columns["created_at"]
 
     @property
     def identity(self) -> bytes:
@@ -81,11 +92,14 @@ class MatchIn:
 
 @dataclass
 class PlayerIn:
-    """One household player from the file."""
+    """One household player from the file: its columns that are fields (by name)."""
 
-    name: str
-    archived: bool
-    created_at: datetime
+    columns: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The player's name, as the file spells it (and the seats)."""
+        return self.columns["name"]
 
 
 @dataclass
@@ -235,32 +249,15 @@ def read_players(entries: list) -> list[PlayerIn]:
 
 def read_player(entry: Any, keys: dict[str, str]) -> PlayerIn:
     """One player, whose name is none of ``keys`` (the names so far, by ``name_key``)."""
-    data = object_of(entry, "player")
-    name = value_of(data, "name", str)
-    try:
-        cleaned = rules.player_name(name)
-    except rules.RuleError as error:  # translated with the rest, where it is shown
+    player = PlayerIn(read("player", object_of(entry, "player")))
+    if (key := name_key(player.name)) in keys:
         raise BackupError(
-            N_("“%(name)s” is not a usable name: %(reason)s"),
-            name=shown(name),
-            reason=Phrase(error.template, error.params),
-        ) from None
-    if " ".join(name.split()) != name:
-        raise BackupError(
-            N_("“%(name)s” has spaces at its start or end, or two in a row."), name=shown(name)
+            N_("“%(name)s” is already in the list as “%(other)s”."),
+            name=player.name,
+            other=keys[key],
         )
-    if cleaned != name:  # the seats name players as the list spells them
-        raise BackupError(
-            N_("“%(name)s” is not in Unicode's NFKC form: write it “%(cleaned)s”."),
-            name=shown(name),
-            cleaned=cleaned,
-        )
-    if (key := name_key(name)) in keys:
-        raise BackupError(
-            N_("“%(name)s” is already in the list as “%(other)s”."), name=name, other=keys[key]
-        )
-    keys[key] = name
-    return PlayerIn(name, value_of(data, "archived", bool), time_of(data, "created_at"))
+    keys[key] = player.name
+    return player
 
 
 def each(template: str, entries: Iterable, read: Callable, *args) -> list:
@@ -278,13 +275,10 @@ def each(template: str, entries: Iterable, read: Callable, *args) -> list:
 def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
     """One match: its seats, house rules and games, each game replayed."""
     data = object_of(entry, "match")
-    created_at = time_of(data, "created_at")
-    end_data = object_of(value_of(data, "end", dict), "end")
-    kind, value = value_of(end_data, "kind", str), value_of(end_data, "value", int)
-    end = ruled(rules.EndCondition, kind, value)
-    pro = value_of(data, "pro", bool)
-    seats = read_seats(value_of(data, "seats", list), names, pro)
-    deck = rules.deck_size(len(seats), pro)
+    columns = read("match", data)
+    end = ruled(rules.EndCondition, columns["end_kind"], columns["end_value"])
+    seats = read_seats(value_of(data, "seats", list), names, columns["pro"])
+    deck = rules.deck_size(len(seats), columns["pro"])
     games: list[GameIn] = []
     totals = dict.fromkeys(seats, 0)  # the finished games' bulls so far
     for number, game_data in enumerate(value_of(data, "games", list), 1):
@@ -296,7 +290,7 @@ def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
         games.append(game)
         for player, bulls in (game.results or {}).items():
             totals[player] += bulls
-    match = MatchIn(created_at, end, pro, seats, games)
+    match = MatchIn(columns, end, seats, games)
     if "rematch" in data:
         match.rematch = value_of(data, "rematch", int)
         finished = games and games[-1].results is not None
@@ -338,12 +332,10 @@ def read_game(entry: Any, seats: list[str], deck: int, version: int = VERSION) -
     """One game: starting cards and rounds, or typed scores."""
     if isinstance(entry, dict) and entry.get("mode") == "scores":
         data = object_of(entry, "scores game")
-        game = GameIn("scores", time_of(data, "created_at"))
+        game = GameIn(read("game", data))
         return read_scores(game, value_of(data, "scores", list), seats, deck)
     data = object_of(entry, "cards game")
-    if value_of(data, "mode", str) != "cards":
-        raise BackupError(N_("“mode” must be “cards” or “scores”."))
-    game = GameIn("cards", time_of(data, "created_at"))
+    game = GameIn(read("game", data))  # its mode: "cards", since it is not "scores"
     game.starting = cards_of(value_of(data, "starting", list), deck)
     ruled(rules.check_starting_cards, game.starting, deck, at=N_("starting cards"))
     rounds = value_of(data, "rounds", list)
@@ -355,12 +347,13 @@ def read_game(entry: Any, seats: list[str], deck: int, version: int = VERSION) -
     return game
 
 
-def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, rounds: int) -> tuple:
+def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, rounds: int) -> dict:
     """One correction of a game of ``rounds``, in stored form (``models.Correction``,
     players by seat): the round, when (after its game started, not after now), its old
     cards (a round as the rules take one) and choices, the later choices it dropped."""
     data = object_of(entry, "correction")
-    number = value_of(data, "round", int)
+    columns = read("correction", data)
+    number, at = columns["round_number"], columns["created_at"]
     if not 1 <= number <= rounds:
         raise BackupError(N_("“round” must be a round of this game, not %(value)s."), value=number)
     cards = seat_cards(data, seats, deck)
@@ -378,7 +371,6 @@ def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, round
             )
         player = seat_of(value_of(fields, "player", str), seats)
         dropped.append(f"{later}:{player}:{row_of(value_of(fields, 'row', object))}")
-    at = time_of(data, "at")
     if not game.created_at <= at <= utcnow():
         raise BackupError(
             N_(
@@ -387,7 +379,11 @@ def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, round
             ),
             value=data["at"],
         )
-    return number, at, ",".join(map(str, cards)), ",".join(old), ",".join(dropped)
+    return columns | {
+        "cards": ",".join(map(str, cards)),
+        "choices": ",".join(old),
+        "dropped": ",".join(dropped),
+    }
 
 
 def round_times(game: GameIn, entries: list, version: int) -> list[datetime]:

@@ -2,10 +2,11 @@
 and how the file holds it, or why it is not in the file; and the file's objects with
 their fields (``FIELDS``).
 
-The export reads the columns the file holds (``in_file``) and writes its objects with
-``entry``; the checks read them with ``fields.object_of``, both from ``FIELDS``. The
-staging reads its columns from here (``staged``), in the order declared, which is the
-order ``rows.Rows`` writes them in.
+A column that is one field of an object of the file (``field``: a match's "pro") is
+written, read and staged from here alone: the export writes it (``written``), the checks
+read it (``read``), the staging takes it by its name, and the file's format version is
+the newest that a declared column came in (``VERSION``). The file's shape (lists of
+seats, games, rounds and cards, a match's number) is handled by each of them in turn.
 ``undeclared`` names any column of the database that is on no list: a stored input
 added without deciding its backup fails the tests (tests/backup/test_backup_columns.py).
 The derived tables are not in the file at all: they are rebuilt (``DERIVED``).
@@ -13,12 +14,22 @@ The derived tables are not in the file at all: they are rebuilt (``DERIVED``).
 
 from __future__ import annotations
 
-from functools import partial
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from sqlalchemy import MetaData
 
 from companion import derived
+from companion.backup.fields import (
+    BackupError,
+    mode_of,
+    name_of,
+    ruled,
+    shown,
+    stored_stamp,
+    time_of,
+    value_of,
+)
 from companion.models import (
     Correction,
     Game,
@@ -30,52 +41,113 @@ from companion.models import (
     RowChoice,
     Score,
     Seat,
+    new_token,
 )
+from companion.rules import N_
+from companion.rules.names import name_key
 
 # How a column comes back from the file. All but LEFT and AUTO are staged.
-FILE = "file"  # a field of the file, as it is there
+FILE = "file"  # in the file: a field of an object (``Field``), or its place in the file
 NESTED = "nested"  # the id of the row it belongs to: where it stands in the file
 COUNTED = "counted"  # an id the import counts, moved past the largest one here
 PLAYER = "player"  # a player, by name in the file, mapped to the player here
-FRESH = "fresh"  # written anew by the import: not the household's input
+FRESH = "fresh"  # written anew by the import (``How.make``): not the household's input
 AUTO = "auto"  # an id the database gives: nothing refers to it
 LEFT = "left"  # neither in the file nor staged
 
 
+class Codec(NamedTuple):
+    """How a field of the file is read (``read(object, key)``: checked, as it is stored,
+    or BackupError) and written (``write(stored)``)."""
+
+    read: Callable[[dict, str], Any]
+    write: Callable[[Any], Any] = lambda value: value
+
+
+def typed(kind: type) -> Codec:
+    """A value of ``kind`` (``fields.value_of``), stored as it is."""
+    return Codec(lambda data, key: value_of(data, key, kind))
+
+
+def text(check: Callable[[str], str]) -> Codec:
+    """A text that the rules' ``check`` takes (a note's length), stored as it returns it."""
+    return Codec(lambda data, key: ruled(check, value_of(data, key, str)))
+
+
+BOOL, INT, TEXT = typed(bool), typed(int), typed(str)
+TIME = Codec(time_of, stored_stamp)
+NAME, MODE = Codec(name_of), Codec(mode_of)
+
+
+class Field(NamedTuple):
+    """A column that is one field of an object of the file: its object, its field there
+    ("end.kind": the field "kind" of the object "end" within it), its codec, and whether
+    it may be missing (then None; the export leaves it out when empty)."""
+
+    kind: str
+    key: str
+    codec: Codec
+    optional: bool = False
+
+
 class How(NamedTuple):
-    """A column's way into the file and back: its kind, and where or why."""
+    """A column's way into the file and back: its kind, and where or why; a field's
+    codec, or a fresh value's maker (from the row's other values, by name); and the
+    format version that brought it into the file."""
 
     kind: str
     says: str
+    field: Field | None = None
+    make: Callable[[dict], Any] | None = None
+    since: int = 1
 
 
-# A field of the file, where; not in the file but written anew on import, or left, why.
-file, fresh, left = partial(How, FILE), partial(How, FRESH), partial(How, LEFT)
+def field(kind: str, key: str, codec: Codec, optional: bool = False, since: int = 1) -> How:
+    """A column that is one field of an object of the file, read and written by ``codec``."""
+    return How(FILE, f"{kind}: “{key}”", Field(kind, key, codec, optional), since=since)
+
+
+def file(says: str, since: int = 1) -> How:
+    """A column that the file holds in its shape (a place in a list, a number in a list)."""
+    return How(FILE, says, since=since)
+
+
+def fresh(says: str, make: Callable[[dict], Any]) -> How:
+    """A column the import writes anew, ``make(row)``: not in the file."""
+    return How(FRESH, says, make=make)
+
+
+def left(says: str) -> How:
+    """A column neither in the file nor staged, and why."""
+    return How(LEFT, says)
+
+
 OWN_ID = How(COUNTED, "the import's own count")
 ROW_ID = How(AUTO, "nothing refers to it")
-NEW_TOKEN = fresh("a match's link secret: an imported match gets new ones")
-COUNTER = fresh("a count of the writes a server took, for the phones' updates: from 0")
+NEW_TOKEN = fresh("a match's link secret: an imported match gets new ones", lambda _: new_token())
+COUNTER = fresh("a count of the writes a server took, for the phones' updates: from 0", lambda _: 0)
+STARTING = tuple(f"row{row}" for row in range(1, 5))  # a cards game's starting cards
 
 BACKED_UP: dict[type, dict[str, How]] = {
     Player: {
         "id": How(PLAYER, "a player's number in the players list"),
-        "name": file("players[].name"),
-        "name_key": fresh("derived from the name (rules.names.name_key)"),
-        "archived": file("players[].archived"),
-        "created_at": file("players[].created_at"),
+        "name": field("player", "name", NAME),
+        "name_key": fresh("derived from the name", lambda row: name_key(row["name"])),
+        "archived": field("player", "archived", BOOL),
+        "created_at": field("player", "created_at", TIME),
     },
     Match: {
         "id": OWN_ID,
-        "created_at": file("matches[].created_at"),
-        "end_kind": file("matches[].end.kind"),
-        "end_value": file("matches[].end.value"),
-        "pro": file("matches[].pro"),
+        "created_at": field("match", "created_at", TIME),
+        "end_kind": field("match", "end.kind", TEXT),
+        "end_value": field("match", "end.value", INT),
+        "pro": field("match", "pro", BOOL),
         "version": COUNTER,
         "table_version": COUNTER,
         "player_token": NEW_TOKEN,
         "watch_token": NEW_TOKEN,
         "links_renewed_at": left("an imported match's links are new, made on import"),
-        "rematch_id": file("matches[].rematch: the match's number in the file"),
+        "rematch_id": file("matches[].rematch: the match's number in the file", since=2),
     },
     Seat: {
         "id": ROW_ID,
@@ -87,15 +159,15 @@ BACKED_UP: dict[type, dict[str, How]] = {
         "id": OWN_ID,
         "match_id": How(NESTED, "matches[]"),
         "number": file("games[]: its place in the list"),
-        "mode": file("games[].mode"),
-        **{f"row{row}": file(f"games[].starting[{row - 1}]") for row in range(1, 5)},
-        "created_at": file("games[].created_at"),
+        "mode": field("game", "mode", MODE),
+        **{row: file(f"games[].starting[{place}]") for place, row in enumerate(STARTING)},
+        "created_at": field("game", "created_at", TIME),
     },
     Round: {
         "id": OWN_ID,
         "game_id": How(NESTED, "games[]"),
         "number": file("rounds[]: its place in the list"),
-        "created_at": file("rounds[].at (version 1: its game's created_at)"),
+        "created_at": file("rounds[].at (version 1: its game's created_at)", since=2),
     },
     Play: {
         "id": ROW_ID,
@@ -120,8 +192,8 @@ BACKED_UP: dict[type, dict[str, How]] = {
     Correction: {
         "id": ROW_ID,
         "game_id": How(NESTED, "games[]"),
-        "round_number": file("corrections[].round"),
-        "created_at": file("corrections[].at"),
+        "round_number": field("correction", "round", INT),
+        "created_at": field("correction", "at", TIME),
         "cards": file("corrections[].cards"),
         "choices": file("corrections[].choices"),
         "dropped": file("corrections[].dropped"),
@@ -148,6 +220,23 @@ DERIVED = (
 NOT_TABLES = {"alembic_version": "the schema's revision: the new server's own"}
 
 
+def by_object() -> dict[str, list[tuple[str, Field]]]:
+    """The columns that are a field of an object of the file, by that object, in the
+    order declared: (column, Field)."""
+    found: dict[str, list[tuple[str, Field]]] = {}
+    for declared in BACKED_UP.values():
+        for name, how in declared.items():
+            if how.field is not None:
+                found.setdefault(how.field.kind, []).append((name, how.field))
+    return found
+
+
+COLUMNS = by_object()
+# The file's format version: the newest that a column came in. Version 1 had no round
+# times (its rounds are stored at their game's start) and no rematch.
+VERSION = max(how.since for declared in BACKED_UP.values() for how in declared.values())
+
+
 class Fields(NamedTuple):
     """An object of the file: the fields it always has, then those it may have (the
     export leaves them out when empty), in the order the export writes them. The
@@ -157,16 +246,32 @@ class Fields(NamedTuple):
     optional: tuple[str, ...] = ()
 
 
+def with_columns(kind: str, always: tuple = (), optional: tuple = ()) -> Fields:
+    """The fields of an object: first its columns' (``field``; "end.kind" stands as
+    "end"), then ``always``; then ``optional``, then its optional columns'."""
+    fields = [field for _, field in COLUMNS[kind]]
+    first = dict.fromkeys(field.key.split(".")[0] for field in fields if not field.optional)
+    last = tuple(field.key for field in fields if field.optional)
+    return Fields((*first, *always), (*optional, *last))
+
+
+def within(kind: str, outer: str) -> Fields:
+    """The fields of the object ``outer`` within an object of ``kind``: its columns'."""
+    prefix = outer + "."
+    fields = (field.key for _, field in COLUMNS[kind] if field.key.startswith(prefix))
+    return Fields(tuple(key.removeprefix(prefix) for key in fields))
+
+
 FIELDS = {
     "backup": Fields(("format", "version", "exported_at", "players", "matches")),
-    "player": Fields(("name", "archived", "created_at")),
-    "match": Fields(("created_at", "end", "pro", "seats", "games"), ("rematch",)),
-    "end": Fields(("kind", "value")),
-    "cards game": Fields(("mode", "created_at", "starting", "rounds"), ("corrections",)),
-    "scores game": Fields(("mode", "created_at", "scores")),
+    "player": with_columns("player"),
+    "match": with_columns("match", ("seats", "games"), ("rematch",)),
+    "end": within("match", "end"),
+    "cards game": with_columns("game", ("starting", "rounds"), ("corrections",)),
+    "scores game": with_columns("game", ("scores",)),
     # "at" from version 2 on: ``check.round_times`` asks for it there.
     "round": Fields(("at", "cards"), ("choices",)),
-    "correction": Fields(("round", "at", "cards"), ("choices", "dropped")),
+    "correction": with_columns("correction", ("cards",), ("choices", "dropped")),
     "dropped": Fields(("round", "player", "row")),
 }
 EMPTY = (None, [], {})
@@ -183,6 +288,55 @@ def entry(kind: str, /, **values) -> dict:
     if values:
         raise TypeError(f"no field {', '.join(values)} in the file's {kind}")
     return written
+
+
+def written(kind: str, row: Any) -> dict:
+    """The fields of an object of ``kind`` that are its columns, as the file holds them,
+    from ``row`` (a query's row, the columns by name): for ``entry``."""
+    values: dict[str, Any] = {}
+    inner: dict[str, dict] = {}
+    for name, field in COLUMNS[kind]:
+        value = getattr(row, name)
+        value = None if value is None else field.codec.write(value)
+        outer, _, key = field.key.rpartition(".")
+        if outer:
+            values.setdefault(outer, None)  # in its place among the fields
+            inner.setdefault(outer, {})[key] = value
+        else:
+            values[key] = value
+    return values | {outer: entry(outer, **fields) for outer, fields in inner.items()}
+
+
+def object_of(data: Any, kind: str) -> dict:
+    """``data`` as an object of the file of ``kind`` (``FIELDS``), refused if it has any
+    other field."""
+    required, optional = FIELDS[kind]
+    if not isinstance(data, dict):
+        raise BackupError(
+            N_("Each entry must be an object with the fields %(fields)s."),
+            fields=", ".join(required),
+        )
+    for key in data:
+        if key not in required and key not in optional:
+            raise BackupError(N_("Unknown field “%(field)s”."), field=shown(key))
+    return data
+
+
+def read(kind: str, data: dict) -> dict[str, Any]:
+    """The columns that are fields of an object of ``kind`` (checked by ``object_of``),
+    read and checked by their codecs, by name; an optional one that is missing: None."""
+    values: dict[str, Any] = {}
+    inner: dict[str, dict] = {}
+    for name, field in COLUMNS[kind]:
+        outer, _, key = field.key.rpartition(".")
+        holder = data
+        if outer:
+            if outer not in inner:
+                inner[outer] = object_of(value_of(data, outer, dict), outer)
+            holder = inner[outer]
+        missing = field.optional and key not in holder
+        values[name] = None if missing else field.codec.read(holder, key)
+    return values
 
 
 def in_file(model: type) -> list:

@@ -13,11 +13,12 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import select
 
-from companion.backup.columns import FIELDS, entry, in_file
+from companion.backup.columns import FIELDS, STARTING, VERSION, entry, in_file, written
+from companion.backup.fields import stamp, stored_stamp
 from companion.db import db
 from companion.models import (
     Correction,
@@ -35,31 +36,7 @@ from companion.rules.names import name_key
 from companion.state import MatchState
 
 FORMAT = "6nimmt-companion"
-VERSION = 2
-# Version 1 had no round times (its rounds are stored at their game's) and no rematch.
-OLDEST = 1
-
-
-def stamp(moment: datetime) -> str:
-    """A stored (naive UTC) time as ISO 8601 with microseconds and a Z."""
-    return moment.isoformat(timespec="microseconds") + "Z"
-
-
-def stored_stamp(value: datetime | str) -> str:
-    """A time as the database driver returns it, as ``stamp`` writes it. SQLite's driver
-    gives the text SQLAlchemy stored ("2026-12-02 09:58:00.123456", always with its
-    microseconds), taken as it is; PostgreSQL's gives a datetime."""
-    if isinstance(value, str) and len(value) == 26:
-        return value.replace(" ", "T") + "Z"
-    return stamp(datetime.fromisoformat(value) if isinstance(value, str) else value)
-
-
-def parse_stamp(text: str) -> datetime:
-    """An ISO 8601 time as stored: naive UTC (a time without an offset is read as UTC)."""
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment
+OLDEST = 1  # the oldest format version this companion reads (columns.VERSION: the newest)
 
 
 def match_identity(created_at: datetime, seat_names: Iterable[str]) -> tuple:
@@ -85,10 +62,7 @@ def export_document(now: datetime | None = None) -> dict:
         format=FORMAT,
         version=VERSION,
         exported_at=stamp(now or utcnow()),
-        players=[
-            entry("player", name=name, archived=archived, created_at=stamp(created_at))
-            for _, name, archived, created_at in players
-        ],
+        players=[entry("player", **written("player", player)) for player in players],
         matches=export_matches(names),
     )
 
@@ -111,9 +85,7 @@ def export_matches(names: dict[int, str]) -> list[dict]:
     return [
         entry(
             "match",
-            created_at=stamp(row.created_at),
-            end=entry("end", kind=row.end_kind, value=row.end_value),
-            pro=row.pro,
+            **written("match", row),
             seats=seat_names,
             games=games.get(row.id, []),
             rematch=numbers.get(row.rematch_id),  # left out when none, as for most matches
@@ -132,20 +104,16 @@ def export_games(seats: dict[int, list[int]], names: dict[int, str]) -> dict[int
     scores = export_scores(seat_of_game)
     games: dict[int, list[dict]] = defaultdict(list)
     for row in game_rows:
-        started = stamp(row.created_at)
         if row.mode == "cards":
             game = entry(
                 "cards game",
-                mode=row.mode,
-                created_at=started,
-                starting=[row.row1, row.row2, row.row3, row.row4],
+                **written("game", row),
+                starting=[getattr(row, name) for name in STARTING],
                 rounds=rounds.get(row.id, []),
                 corrections=corrections.get(row.id),  # left out when none, as most games
             )
         else:
-            game = entry(
-                "scores game", mode=row.mode, created_at=started, scores=scores.get(row.id, [])
-            )
+            game = entry("scores game", **written("game", row), scores=scores.get(row.id, []))
         games[row.match_id].append(game)
     return games
 
@@ -199,8 +167,7 @@ def export_corrections(seat_of_game: dict[int, list[int]], names: dict[int, str]
         found[made.game_id].append(
             entry(
                 "correction",
-                round=made.round_number,
-                at=stamp(made.created_at),
+                **written("correction", made),
                 cards=items(made.cards),
                 choices={seated[seat - 1]: row for seat, row in pairs(made.choices)},
                 dropped=[

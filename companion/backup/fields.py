@@ -1,7 +1,8 @@
-"""Reading a backup's fields: types, dates and cards, and the error that says where.
+"""Reading a backup's fields: types, dates, names and cards, and the error that says where.
 
 ``BackupError`` carries a translatable message and the places it happened (match,
 game, round), outermost first, so one message tells a person where to look in the file.
+Times are written as ``stamp`` writes them, and read back with ``time_of``.
 """
 
 from __future__ import annotations
@@ -10,13 +11,11 @@ import gc
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, NamedTuple
 
 from companion import rules
-from companion.backup.columns import FIELDS
-from companion.backup.document import parse_stamp
 from companion.models import utcnow
 from companion.rules import N_
 
@@ -104,19 +103,26 @@ def shown(value: Any, limit: int = 40) -> str:
     return "".join(char if char.isprintable() else "\ufffd" for char in text[:limit])
 
 
-def object_of(data: Any, kind: str) -> dict:
-    """``data`` as an object of the file of ``kind`` (``columns.FIELDS``), refused if it
-    has any other field."""
-    required, optional = FIELDS[kind]
-    if not isinstance(data, dict):
-        raise BackupError(
-            N_("Each entry must be an object with the fields %(fields)s."),
-            fields=", ".join(required),
-        )
-    for key in data:
-        if key not in required and key not in optional:
-            raise BackupError(N_("Unknown field “%(field)s”."), field=shown(key))
-    return data
+def stamp(moment: datetime) -> str:
+    """A stored (naive UTC) time as ISO 8601 with microseconds and a Z."""
+    return moment.isoformat(timespec="microseconds") + "Z"
+
+
+def stored_stamp(value: datetime | str) -> str:
+    """A time as the database driver returns it, as ``stamp`` writes it. SQLite's driver
+    gives the text SQLAlchemy stored ("2026-12-02 09:58:00.123456", always with its
+    microseconds), taken as it is; PostgreSQL's gives a datetime."""
+    if isinstance(value, str) and len(value) == 26:
+        return value.replace(" ", "T") + "Z"
+    return stamp(datetime.fromisoformat(value) if isinstance(value, str) else value)
+
+
+def parse_stamp(text: str) -> datetime:
+    """An ISO 8601 time as stored: naive UTC (a time without an offset is read as UTC)."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
 
 
 # The dates a backup may hold. Wider would be no use to a household, and the far ends of
@@ -153,6 +159,38 @@ def time_of(data: dict, key: str) -> datetime:
             latest=f"{last:%Y-%m-%d}",
         )
     return moment
+
+
+def name_of(data: dict, key: str) -> str:
+    """A player's name: one the rules take, spelled as they keep it (the seats name
+    players as the list spells them)."""
+    name = value_of(data, key, str)
+    try:
+        cleaned = rules.player_name(name)
+    except rules.RuleError as error:  # translated with the rest, where it is shown
+        raise BackupError(
+            N_("“%(name)s” is not a usable name: %(reason)s"),
+            name=shown(name),
+            reason=Phrase(error.template, error.params),
+        ) from None
+    if " ".join(name.split()) != name:
+        raise BackupError(
+            N_("“%(name)s” has spaces at its start or end, or two in a row."), name=shown(name)
+        )
+    if cleaned != name:
+        raise BackupError(
+            N_("“%(name)s” is not in Unicode's NFKC form: write it “%(cleaned)s”."),
+            name=shown(name),
+            cleaned=cleaned,
+        )
+    return name
+
+
+def mode_of(data: dict, key: str) -> str:
+    """A game's mode: "cards" or "scores"."""
+    if (mode := value_of(data, key, str)) not in ("cards", "scores"):
+        raise BackupError(N_("“mode” must be “cards” or “scores”."))
+    return mode
 
 
 def cards_of(values: list, deck: int) -> list[int]:

@@ -48,16 +48,7 @@ from companion import derived, store
 from companion.backup.check import Backup, open_backup
 from companion.backup.document import identity_digest
 from companion.backup.fields import BackupError, paused_gc
-from companion.backup.rows import (
-    INPUTS,
-    MAPPED,
-    MOVED,
-    OWN_IDS,
-    PLAYER_COLUMNS,
-    STAGED,
-    Rows,
-    player_rows,
-)
+from companion.backup.rows import INPUTS, MAPPED, MOVED, OWN_IDS, STAGED, Rows
 from companion.db import WRITE_WAIT, DatabaseBusy, db
 from companion.models import Match, Player, Seat
 from companion.rules import N_
@@ -73,7 +64,7 @@ PLAN_BATCH = 10_000  # seats read per batch when planning (PostgreSQL: a server-
 FROM_STAGE = {derived.GameResult: (derived.PlayerGameStat, ("game_id", "player_id", "bulls"))}
 # The tables in the order they are copied: parents first, the inputs, then what is
 # derived (a game's results first: the statistics refer to them).
-COPIED = (*INPUTS, *FROM_STAGE, *(model for model in STAGED if model not in INPUTS))
+COPIED = (*INPUTS, *FROM_STAGE, *(model for model in STAGED if model not in (Player, *INPUTS)))
 
 
 @dataclass
@@ -176,8 +167,8 @@ class Import:
         with connection.begin():
             for table in tables.values():
                 table.create(connection)
-            store.insert_rows(connection, tables[Player], player_rows(self.backup.players, stamp))
             rows = Rows(self.numbers, stamp)
+            rows.add_players(self.backup.players)
             for match in self.backup.matches:  # each checked as it comes (BackupError)
                 if match.identity in known:
                     report.matches_kept += 1
@@ -266,7 +257,8 @@ def busy() -> BackupError:
 
 
 def staging_tables(connection: Connection) -> dict:
-    """The temporary tables of an import: one per table it adds to, players, their ids."""
+    """The temporary tables of an import: one per table it adds to (a player's id: their
+    number in the file), and the players' ids here."""
     metadata = MetaData()
 
     def temporary(name: str, columns) -> Table:
@@ -282,7 +274,6 @@ def staging_tables(connection: Connection) -> dict:
     tables = {
         model: temporary(model.__tablename__, like(model, names)) for model, names in STAGED.items()
     }
-    tables[Player] = temporary("player", [Column("number", Integer), *like(Player, PLAYER_COLUMNS)])
     tables["ids"] = numbered("player_id", "id")
     # Every match the file adds, by its number there: its staged id.
     tables["numbers"] = numbered("match_number", "staged")
@@ -295,8 +286,9 @@ def add_players(tables: dict):
     staged = tables[Player]
     new = ~exists().where(Player.name_key == staged.c.name_key)
     count = select(func.count()).select_from(staged).where(new)
-    rows = select(*(staged.c[name] for name in PLAYER_COLUMNS)).where(new)
-    return count, insert(Player).from_select(PLAYER_COLUMNS, rows.order_by(staged.c.number))
+    names = [name for name in STAGED[Player] if name != "id"]  # its number in the file
+    rows = select(*(staged.c[name] for name in names)).where(new)
+    return count, insert(Player).from_select(names, rows.order_by(staged.c.id))
 
 
 def map_players(tables: dict):
@@ -304,7 +296,7 @@ def map_players(tables: dict):
     staged = tables[Player]
     return insert(tables["ids"]).from_select(
         ["number", "id"],
-        select(staged.c.number, Player.id).join(Player, Player.name_key == staged.c.name_key),
+        select(staged.c.id, Player.id).join(Player, Player.name_key == staged.c.name_key),
     )
 
 

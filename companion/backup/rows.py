@@ -2,17 +2,21 @@
 
 Matches, games, rounds and row choices get ids of their own counted from 1 (the import
 moves them past the largest ids there when it copies them in); players are their
-number in the file (mapped to their ids in the same step). Every value is already as
-the database takes it (times through the driver's own conversion), so a million rows
-go to the driver without passing through SQLAlchemy one by one.
+number in the file (mapped to their ids in the same step). Each row is made from its
+values by column name, in the order ``columns`` declares (``Rows.row``, or
+``Rows.many`` for a game's plays), with what the import writes anew made as declared
+and times through the driver's own conversion, so a million rows go to the driver
+without passing through SQLAlchemy one by one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from typing import Any
+
+from sqlalchemy import DateTime
 
 from companion import derived
 from companion.backup import columns
@@ -20,31 +24,28 @@ from companion.backup.check import GameIn, MatchIn, PlayerIn
 from companion.derived import figures
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, TakeRow
 from companion.derived.timing import GameTimes, counted, timeline
-from companion.models import (
-    Correction,
-    Game,
-    Match,
-    Play,
-    Player,
-    Round,
-    RowChoice,
-    Score,
-    Seat,
-    new_token,
-)
-from companion.rules.names import name_key
+from companion.models import Correction, Game, Match, Play, Player, Round, RowChoice, Score, Seat
 
-# The staged columns of each table in row order, parents first: the inputs' as
-# ``columns`` declares them, the derived tables' as their figures are rows.
+# The inputs' tables, parents first; players are staged by their number in the file.
 INPUTS = (Match, Seat, Game, Round, Play, RowChoice, Score, Correction)
+# The staged columns of each table in row order: the inputs' as ``columns`` declares
+# them, the derived tables' as their figures are rows.
 STAGED: dict[type, tuple[str, ...]] = {
-    **{model: columns.staged(model) for model in INPUTS},
+    **{model: columns.staged(model) for model in (Player, *INPUTS)},
     derived.PlayerGameStat: GameRow._fields,
     derived.NemesisCount: NemesisRow._fields,
     derived.CardTake: TakeRow._fields,
     derived.PlayerMatchStat: MatchRow._fields,
 }
-PLAYER_COLUMNS = columns.staged(Player)[1:]  # staged after the number that stands for its id
+# What the import writes anew in an input's row (``columns.fresh``), and its times.
+MADE = {
+    model: [(name, how.make) for name, how in columns.BACKED_UP[model].items() if how.make]
+    for model in (Player, *INPUTS)
+}
+TIMES = {
+    model: {name for name in names if isinstance(model.__table__.c[name].type, DateTime)}
+    for model, names in STAGED.items()
+}
 # Which counter a staged id belongs to, for the tables that carry their own.
 OWN_IDS = {
     model: model.__tablename__
@@ -55,14 +56,6 @@ MOVED = {"match_id": "match", "game_id": "game", "round_id": "round"}
 MAPPED = ("player_id", "rival_id")  # a player's number in the file, mapped to their id
 
 Stamp = Callable[[datetime], Any]
-
-
-def player_rows(players: list[PlayerIn], stamp: Stamp) -> list[tuple]:
-    """The file's players with their numbers (1, 2, ... in file order)."""
-    return [
-        (number, player.name, name_key(player.name), player.archived, stamp(player.created_at))
-        for number, player in enumerate(players, 1)
-    ]
 
 
 def import_minutes(match: MatchIn) -> int:
@@ -85,6 +78,28 @@ class Rows:
         self.last = dict.fromkeys(OWN_IDS.values(), 0)
         self.in_progress: list[int] = []  # staged ids of matches still being played
 
+    def row(self, model: type, **values: Any) -> tuple:
+        """A staged row of ``model`` from its values by column: what the import writes
+        anew made as ``columns`` declares, times as the driver takes them."""
+        for name, make in MADE[model]:
+            values[name] = make(values)
+        for name in TIMES[model]:
+            values[name] = self.stamp(values[name])
+        if len(values) != len(STAGED[model]):  # a column staged twice, or not at all
+            raise TypeError(f"{model.__name__}: {sorted(values)} for {STAGED[model]}")
+        return tuple(values[name] for name in STAGED[model])
+
+    def many(self, model: type, **values: Iterable) -> Iterator[tuple]:
+        """Staged rows of ``model`` from their columns' values by name, each an iterable
+        (the shortest ends them), times as the driver takes them."""
+        names, times = STAGED[model], TIMES[model]
+        if values.keys() != set(names):
+            raise TypeError(f"{model.__name__}: {sorted(values)} for {names}")
+        ordered = (
+            map(self.stamp, values[name]) if name in times else values[name] for name in names
+        )
+        return zip(*ordered, strict=False)  # a repeat() goes on: the others end it
+
     def number(self, match: MatchIn, staged: int) -> None:
         """A match the file adds, by its number there, for the rematch links that name it."""
         self.rows["numbers"].append((match.number, staged))
@@ -94,16 +109,25 @@ class Rows:
         taken, self.rows = self.rows, {table: [] for table in self.rows}
         return iter(taken.items())
 
+    def add_players(self, players: list[PlayerIn]) -> None:
+        """The file's players with their numbers (1, 2, ... in file order)."""
+        self.rows[Player].extend(
+            self.row(Player, id=number, **player.columns)
+            for number, player in enumerate(players, 1)
+        )
+
     def add_match(self, match: MatchIn) -> None:
         """A match, its seats and games, and its statistics."""
         self.last["match"] = match_id = self.last["match"] + 1
-        end, started = match.end, self.stamp(match.created_at)
-        tokens = (new_token(), new_token())
-        row = (match_id, started, end.kind, end.value, match.pro, 0, 0, *tokens, match.rematch)
-        self.rows[Match].append(row)
+        self.rows[Match].append(
+            self.row(Match, id=match_id, **match.columns, rematch_id=match.rematch)
+        )
         self.number(match, match_id)
         seats = [self.numbers[name] for name in match.seats]
-        self.rows[Seat].extend(zip(repeat(match_id), seats, range(1, len(seats) + 1)))
+        positions = range(1, len(seats) + 1)
+        self.rows[Seat].extend(
+            self.many(Seat, match_id=repeat(match_id), player_id=seats, position=positions)
+        )
         finished = []
         for number, game in enumerate(match.games, 1):
             rows = self.add_game(match_id, number, game, seats)
@@ -112,6 +136,7 @@ class Rows:
                 bulls = {numbers[name]: count for name, count in game.results.items()}
                 finished.append(figures.Finished(number, bulls, rows))
         minutes = import_minutes(match) if finished else 0
+        end, started = match.end, self.stamp(match.created_at)
         rows = figures.match_rows(match_id, match.created_at, seats, end, finished, minutes)
         self.rows[derived.PlayerMatchStat].extend((*row[:2], started, *row[3:]) for row in rows)
         if len(finished) < len(match.games) or not rows or not rows[0].finished:
@@ -121,21 +146,28 @@ class Rows:
         """A game with its rounds or scores, and its statistics once finished (its game
         rows returned, with the players' numbers)."""
         self.last["game"] = game_id = self.last["game"] + 1
-        started = self.stamp(game.created_at)
-        starting = game.starting or (None,) * 4
-        self.rows[Game].append((game_id, match_id, number, game.mode, *starting, started))
+        starting = dict(zip(columns.STARTING, game.starting or repeat(None), strict=False))
+        self.rows[Game].append(
+            self.row(Game, id=game_id, match_id=match_id, number=number, **game.columns, **starting)
+        )
         if game.rounds:
-            self.add_rounds(game_id, game.rounds, seats, map(self.stamp, game.round_times))
+            self.add_rounds(game_id, game.rounds, seats, game.round_times)
         self.rows[Correction].extend(
-            (game_id, number, self.stamp(at), cards, choices, dropped)
-            for number, at, cards, choices, dropped in game.corrections
+            self.row(Correction, game_id=game_id, **correction) for correction in game.corrections
         )
         if game.scores:
+            scores = game.scores  # per seat: bulls, or the cards of the pile
             self.rows[Score].extend(
-                (game_id, seat, None, ",".join(map(str, score)))
-                if isinstance(score, list)
-                else (game_id, seat, score, None)
-                for seat, score in zip(seats, game.scores, strict=True)
+                self.many(
+                    Score,
+                    game_id=repeat(game_id),
+                    player_id=seats,
+                    bulls=(None if isinstance(pile, list) else pile for pile in scores),
+                    cards=(
+                        ",".join(map(str, pile)) if isinstance(pile, list) else None
+                        for pile in scores
+                    ),
+                )
             )
         if game.results is None:
             return []
@@ -151,23 +183,42 @@ class Rows:
         )
         return rows
 
-    def add_rounds(self, game_id: int, rounds: list, seats: list[int], times: Iterable) -> None:
+    def add_rounds(self, game_id: int, rounds: list, seats: list[int], times: list) -> None:
         """A cards game's rounds (entered at ``times``), plays and row choices."""
         first = self.last["round"] + 1
         self.last["round"] = first + len(rounds) - 1
         ids = range(first, first + len(rounds))
-        self.rows[Round].extend(zip(ids, repeat(game_id), range(1, len(rounds) + 1), times))
-        # One zip for the whole game: round ids each repeated once per seat.
-        self.rows[Play].extend(
-            zip(
-                chain.from_iterable(map(repeat, ids, repeat(len(seats)))),
-                repeat(game_id),
-                chain.from_iterable(repeat(seats, len(rounds))),
-                chain.from_iterable(cards for cards, _ in rounds),
+        self.rows[Round].extend(
+            self.many(
+                Round,
+                id=ids,
+                game_id=repeat(game_id),
+                number=range(1, len(rounds) + 1),
+                created_at=times,
             )
         )
-        choices, numbers = self.rows[RowChoice], self.numbers
-        for round_id, (_, chosen) in zip(ids, rounds, strict=True):
-            for name, row in chosen.items():  # in most rounds none
-                self.last["row_choice"] += 1
-                choices.append((self.last["row_choice"], round_id, numbers[name], row))
+        # One zip for the whole game: round ids each repeated once per seat.
+        self.rows[Play].extend(
+            self.many(
+                Play,
+                round_id=chain.from_iterable(map(repeat, ids, repeat(len(seats)))),
+                game_id=repeat(game_id),
+                player_id=chain.from_iterable(repeat(seats, len(rounds))),
+                card=chain.from_iterable(cards for cards, _ in rounds),
+            )
+        )
+        numbers = self.numbers
+        chosen = [  # in most rounds none
+            (round_id, numbers[name], row)
+            for round_id, (_, choices) in zip(ids, rounds, strict=True)
+            for name, row in choices.items()
+        ]
+        if chosen:
+            first = self.last["row_choice"] + 1
+            self.last["row_choice"] += len(chosen)
+            round_ids, players, rows = zip(*chosen, strict=True)
+            self.rows[RowChoice].extend(
+                self.many(
+                    RowChoice, id=count(first), round_id=round_ids, player_id=players, row=rows
+                )
+            )

@@ -276,7 +276,7 @@ def test_the_neutral_copy_has_its_keys_checked(app, client, document, monkeypatc
 
     def astray(tables):  # every player of the file mapped to an id nobody has
         staged = tables[Player]
-        wrong = select(staged.c.number, Player.id + 1000).join(
+        wrong = select(staged.c.id, Player.id + 1000).join(
             Player, Player.name_key == staged.c.name_key
         )
         return insert(tables["ids"]).from_select(["number", "id"], wrong)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import DateTime, create_engine
 
-from companion.backup.document import stamp, stored_stamp
+from companion.backup.fields import stamp, stored_stamp
 from companion.storage.imports import sqlite_text
 
 SQLITE = create_engine("sqlite://").dialect
