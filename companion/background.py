@@ -40,7 +40,7 @@ NICEST = 19  # the lowest CPU priority: on a Raspberry Pi's share of a core, the
 # alone: a server held to a share of a core (a cgroup's quota) shares it with this
 # process, and CPU spent here while the table waits for its push throttles them all.
 SETTLE = 0.4
-LUCK_GAMES = 1  # a match's stale games figured per look: the newest first
+LUCK_GAMES = 2  # a match's stale games figured per look: the newest, then the oldest
 
 logger = logging.getLogger(__name__)
 
@@ -183,8 +183,8 @@ class Matches:
 
     def refresh(self, ids: Iterable[int] | None = None) -> None:
         """Figure the luck of every match (or of ``ids``) whose version moved, once the
-        change has settled (``SETTLE``), a game per match at a time (``LUCK_GAMES``), so
-        a big import's backlog never holds up a table's luck; when luck is all in line,
+        change has settled (``SETTLE``), a few games per match at a time (``LUCK_GAMES``),
+        so a big import's backlog never holds up a table's luck; when luck is all in line,
         review one finished game. Each stored game is a change: the next look follows."""
         if not self.busy:
             time.sleep(SETTLE)

@@ -294,8 +294,8 @@ def luck_after(match_id: int, limit: int | None = None) -> int | None:
     stored a game at a time, each in a short write that raises the match's versions, so
     every page shows it: the second push, after the round's own. The version it left the
     match at; None when the match moved on meanwhile (its next look figures what is new),
-    is gone, or has more stale games than ``limit`` (the newest first: a big import's
-    backlog goes a game at a time, and other tables' luck between them).
+    is gone, or has more stale games than ``limit`` (the newest first, then the oldest:
+    a big import's backlog goes a few games at a time, and other tables' luck between).
 
     A game's rows are stored even when the match moved on meanwhile, as long as the
     rounds they are of are still as they were figured (``play_luck.still_right``): a

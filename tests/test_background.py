@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from companion import background, rules, store
 from companion.db import db
 from companion.derived.tables import PlayLuck, ReviewCard
-from companion.models import Match
+from companion.models import Game, Match
 
 pytestmark = pytest.mark.app_config(LUCK_APART=True)
 
@@ -196,11 +196,12 @@ def alive(pid: int) -> bool:
         return False
 
 
-def test_a_backlog_goes_a_game_at_a_time_and_another_tables_luck_between(app, client):
+def test_a_backlog_goes_a_few_games_at_a_time_and_another_tables_luck_between(app, client):
     """The finding of bench.fill_wait: the luck of an imported 250-game match, figured in
     one go, held up another table's luck for 150 s (400 s at a Pi's share). Each look
-    now figures one game per match, the newest first: the other table's round is in
-    line after the first look, the backlog after as many looks as it has games."""
+    now figures two games per match, the newest and the oldest: the other table's round
+    is in line after the first look, the backlog after half as many looks as it has
+    games."""
     ids = add_players(client, "Anna", "Ben")
     backlog = start_match(client, ids, end_kind="games", end_value=3)
     for _ in range(3):
@@ -212,14 +213,47 @@ def test_a_backlog_goes_a_game_at_a_time_and_another_tables_luck_between(app, cl
         matches = background.Matches(db.engine, os.getppid())
         matches.refresh()
         assert luck_rows(app, table) == 2  # the table's round, at the first look
-        assert luck_rows(app, backlog) == 20  # one game of the backlog: its newest
+        assert luck_rows(app, backlog) == 40  # two games of the backlog
+        assert figured_games(backlog) == [1, 3]  # its newest and its oldest
         assert matches.busy  # more to do: the next look comes at once
-        matches.refresh()
         assert reviewed_games(backlog) == 0  # luck first: no review while it is behind
         matches.refresh()
         assert luck_rows(app, backlog) == 60
         assert reviewed_games(backlog) == 1  # then its games' reviews, one per look
         assert matches.busy
+
+
+def test_a_table_faster_than_the_looks_leaves_none_of_its_games_behind(app, client):
+    """A table whose games go by faster than the background's looks (bench.fill_wait's
+    table, a write every 0.3 s at a Pi's share): a look in the middle of each game. With
+    the newest game alone per look, every finished game's tail (and its whole hands)
+    waited for good; the oldest stale game now comes second in each look."""
+    ids = add_players(client, "Anna", "Ben")
+    table = start_match(client, ids, end_kind="games", end_value=9)
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid())
+        for number in range(1, 4):
+            assert start_game(client, table, [10, 30, 50, 70], game=number).status_code == 303
+            for turn in range(10):  # rising cards: no row choice stops a round
+                cards = {ids[0]: 71 + 2 * turn, ids[1]: 72 + 2 * turn}
+                assert enter_round(client, table, cards, game=number).status_code == 303
+                if turn == 4:
+                    matches.refresh()  # a look in the middle of the game
+        whole = select(Game.number, func.count()).join(PlayLuck, PlayLuck.game_id == Game.id)
+        query = whole.where(Game.match_id == table, PlayLuck.whole).group_by(Game.number)
+        assert dict(db.session.execute(query).all()) == {1: 20, 2: 20}
+
+
+def figured_games(match_id: int) -> list[int]:
+    """The numbers of the match's games with luck rows."""
+    query = (
+        select(Game.number)
+        .join(PlayLuck, PlayLuck.game_id == Game.id)
+        .where(Game.match_id == match_id)
+        .distinct()
+        .order_by(Game.number)
+    )
+    return list(db.session.scalars(query))
 
 
 def reviewed_games(match_id: int) -> int:

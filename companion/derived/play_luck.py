@@ -167,8 +167,9 @@ class StaleLuck(NamedTuple):
 
 def stale_luck(match_id: int, limit: int | None = None) -> StaleLuck | None:
     """The luck of the match's card games that is not in line, figured (read only: no
-    write is open meanwhile), the newest game first, ``limit`` games at most; None for a
-    match that is gone."""
+    write is open meanwhile), ``limit`` games at most; None for a match that is gone.
+    The newest game first (the round just entered), then the oldest: a table sending
+    rounds faster than a look takes leaves no game of its own behind for good."""
     match = db.session.get(Match, match_id)
     if match is None:
         return None
@@ -176,7 +177,7 @@ def stale_luck(match_id: int, limit: int | None = None) -> StaleLuck | None:
     games = [game for game in match.games if game.mode == "cards"]
     have = stored([game.id for game in games])
     found = []
-    for stored_game in reversed(games):
+    for stored_game in games[-1:] + games[:-1]:
         game = played_game(stored_game, player_ids)
         kept = have.get(stored_game.id, {})
         stale = stale_rounds(game, kept)
