@@ -169,11 +169,14 @@ class Matches:
     def __init__(self, engine, parent: int) -> None:
         self.engine, self.parent = engine, parent
         self.seen: dict[int, int] = {}
-        # Games are reviewed once they end while the server runs: the first look, at
-        # every match there is, puts luck in line only (a history's reviews would take
-        # hours of a Pi's CPU; `flask rebuild` figures them).
+        # Games are reviewed once luck is in line: the first look, at every match there
+        # is, puts luck in line only. The games that ended while the server runs come
+        # first; a history's (an import's, or games from before reviews) only when
+        # nothing else waits, the newest first, one per look (hours of a Pi's CPU for a
+        # year of games, at the lowest priority).
         self.reviewing = False
         self.to_review: set[int] = set()  # matches that moved since, to review
+        self.unreviewable: set[int] = set()  # their review failed: not from the history
         self.busy = False  # the last look left work: the next goes on at once
 
     @property
@@ -185,7 +188,8 @@ class Matches:
         """Figure the luck of every match (or of ``ids``) whose version moved, once the
         change has settled (``SETTLE``), a few games per match at a time (``LUCK_GAMES``),
         so a big import's backlog never holds up a table's luck; when luck is all in line,
-        review one finished game. Each stored game is a change: the next look follows."""
+        review one finished game (of the matches that moved, else of the history). Each
+        stored game is a change: the next look follows."""
         if not self.busy:
             time.sleep(SETTLE)
         self.busy = False
@@ -193,8 +197,11 @@ class Matches:
             if not self.watches:
                 return
             self.figure(match_id)
-        if self.reviewing and not self.busy and self.to_review:
-            self.review(min(self.to_review))
+        if self.reviewing and not self.busy:
+            if self.to_review:
+                self.review(min(self.to_review))
+            else:
+                self.review_history()
         self.reviewing = True
 
     def moved(self, ids: Iterable[int] | None) -> list[int]:
@@ -225,6 +232,17 @@ class Matches:
         if self.reviewing:
             self.to_review.add(match_id)
 
+    def review_history(self) -> None:
+        """Review a game of the history when nothing else waits: the newest without one.
+        Its write is a change, so the next look comes and takes the next."""
+        try:
+            match_id = store.history_to_review(self.unreviewable)
+        finally:
+            db.session.remove()
+        if match_id is not None:
+            self.to_review.add(match_id)
+            self.review(match_id)
+
     def review(self, match_id: int) -> None:
         """Review one finished game of a match (seconds of CPU); the match stays on the
         list while it has more."""
@@ -234,6 +252,7 @@ class Matches:
         except Exception:
             logger.exception("reviewing a game of match %d failed", match_id)
             db.session.rollback()
+            self.unreviewable.add(match_id)
             more = False
         finally:
             db.session.remove()

@@ -29,7 +29,7 @@ queue while other tables play on. Everything else reads in plain transactions.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -363,6 +363,12 @@ def put_review(match_id: int, game_id: int, inputs: tuple, rows: list[dict], aga
         carry_correction(match_id)
         game_review.replace(game_id, rows)
     return True
+
+
+def history_to_review(skip: Collection[int] = ()) -> int | None:
+    """A match (not one of ``skip``) with a finished card game that has no review (the
+    newest game's): what the background process reviews when nothing else waits."""
+    return game_review.unreviewed_match(skip)
 
 
 def reviews_left(match_id: int) -> int:

@@ -259,3 +259,57 @@ def figured_games(match_id: int) -> list[int]:
 def reviewed_games(match_id: int) -> int:
     query = select(func.count(ReviewCard.game_id.distinct())).where(ReviewCard.match_id == match_id)
     return db.session.scalar(query)
+
+
+def test_a_historys_games_are_reviewed_when_nothing_else_waits_the_newest_first(app, client):
+    """Games that ended before the server ran (an import, games from before reviews):
+    once luck is in line and no match that moved waits for its reviews, one per look, the
+    newest first; a match whose review fails is left for its next change."""
+    ids = add_players(client, "Anna", "Ben")
+    history = start_match(client, ids, end_kind="games", end_value=2)
+    for number in range(2):
+        play_game(client, history, ids, random.Random(20 + number))
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid())
+        matches.refresh()  # the first look: luck only
+        assert luck_rows(app, history) == 40 and reviewed_games(history) == 0
+        matches.refresh()
+        assert reviewed_games(history) == 1
+        assert reviewed_game_numbers(history) == [2]  # the newest first
+        matches.refresh()
+        assert reviewed_game_numbers(history) == [1, 2]
+        matches.refresh()  # nothing left: nothing written
+        assert reviewed_games(history) == 2
+
+
+def test_a_history_game_whose_review_fails_is_not_tried_at_every_look(
+    app, client, monkeypatch, caplog
+):
+    ids = add_players(client, "Anna", "Ben")
+    history = start_match(client, ids, end_kind="games", end_value=1)
+    play_game(client, history, ids, random.Random(30))
+    tried = []
+
+    def refused(*args, **kwargs):
+        tried.append(args)
+        raise rules.RuleError("a game the rules refuse")
+
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid())
+        matches.refresh()
+        monkeypatch.setattr(store, "review_after", refused)
+        matches.refresh()
+        matches.refresh()
+    assert len(tried) == 1
+    assert "reviewing a game of match" in caplog.text
+
+
+def reviewed_game_numbers(match_id: int) -> list[int]:
+    query = (
+        select(Game.number)
+        .join(ReviewCard, ReviewCard.game_id == Game.id)
+        .where(Game.match_id == match_id)
+        .distinct()
+        .order_by(Game.number)
+    )
+    return list(db.session.scalars(query))

@@ -13,7 +13,7 @@ read what is kept (``read``) and say when a game's review is not there yet.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
 from sqlalchemy import Select, case, delete, func, insert, or_, select
@@ -107,6 +107,21 @@ def unreviewed(match_id: int) -> list[int]:
         .order_by(Game.id.desc())
     )
     return list(db.session.scalars(query))
+
+
+def unreviewed_match(skip: Collection[int] = ()) -> int | None:
+    """The match (not one of ``skip``) of the newest finished card game with no review
+    kept (a history's, or one whose review was dropped), or None when there is none."""
+    has_review = select(ReviewCard.game_id).distinct()
+    finished = select(GameResult.game_id).distinct()
+    query = (
+        select(Game.match_id)
+        .where(Game.mode == "cards", Game.id.in_(finished), Game.id.not_in(has_review))
+        .where(Game.match_id.not_in(list(skip)))
+        .order_by(Game.id.desc())
+        .limit(1)
+    )
+    return db.session.scalar(query)
 
 
 def replace(game_id: int, rows: Sequence[dict]) -> None:
