@@ -48,7 +48,7 @@ from companion import derived, store
 from companion.backup.check import Backup, open_backup
 from companion.backup.document import identity_digest
 from companion.backup.fields import BackupError, paused_gc
-from companion.backup.rows import INPUTS, MAPPED, MOVED, OWN_IDS, STAGED, Rows
+from companion.backup.rows import INPUTS, OWN_IDS, STAGED, Rows
 from companion.db import WRITE_WAIT, DatabaseBusy, db
 from companion.models import Match, Player, Seat
 from companion.rules import N_
@@ -301,22 +301,22 @@ def map_players(tables: dict):
 
 
 def merge_statement(model, tables: dict, offsets: dict[str, int]):
-    """INSERT ... SELECT of a table's staged rows: ids moved, players mapped."""
+    """INSERT ... SELECT of a table's staged rows: its own ids, and those of the rows it
+    belongs to (its foreign keys), moved past the largest here; players mapped."""
     source_model, names = FROM_STAGE.get(model, (model, STAGED.get(model)))
     staged = tables[source_model]
     values, source = [], staged
     for name in names:
         column = staged.c[name]
-        if name == "id":
-            values.append(column + offsets[OWN_IDS[model]])
-        elif name in MOVED:
-            values.append(column + offsets[MOVED[name]])
-        elif name == "rematch_id":
-            values.append(rematch_id(tables["numbers"], column, offsets["match"]))
-        elif name in MAPPED:
+        parent = next((key.column.table.name for key in model.__table__.c[name].foreign_keys), "")
+        if parent == Player.__tablename__:  # a player's number in the file: their id here
             ids = tables["ids"].alias(f"{name}s")
             source = source.join(ids, ids.c.number == column)
             values.append(ids.c.id)
+        elif parent or name == "id":
+            values.append(column + offsets[parent or OWN_IDS[model]])
+        elif name == "rematch_id":
+            values.append(rematch_id(tables["numbers"], column, offsets["match"]))
         else:
             values.append(column)
     return insert(model.__table__).from_select(names, select(*values).select_from(source))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from itertools import chain, count, repeat
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import DateTime
@@ -43,17 +44,17 @@ MADE = {
     for model in (Player, *INPUTS)
 }
 TIMES = {
-    model: {name for name in names if isinstance(model.__table__.c[name].type, DateTime)}
+    model: [name for name in names if isinstance(model.__table__.c[name].type, DateTime)]
     for model, names in STAGED.items()
 }
+NAMES = {model: frozenset(names) for model, names in STAGED.items()}
+PICK = {model: itemgetter(*names) for model, names in STAGED.items()}  # a row, in order
 # Which counter a staged id belongs to, for the tables that carry their own.
 OWN_IDS = {
     model: model.__tablename__
     for model in INPUTS
     if columns.BACKED_UP[model]["id"].kind == columns.COUNTED
 }
-MOVED = {"match_id": "match", "game_id": "game", "round_id": "round"}
-MAPPED = ("player_id", "rival_id")  # a player's number in the file, mapped to their id
 
 Stamp = Callable[[datetime], Any]
 
@@ -85,20 +86,19 @@ class Rows:
             values[name] = make(values)
         for name in TIMES[model]:
             values[name] = self.stamp(values[name])
-        if len(values) != len(STAGED[model]):  # a column staged twice, or not at all
+        if values.keys() != NAMES[model]:  # a column not given, or one not staged
             raise TypeError(f"{model.__name__}: {sorted(values)} for {STAGED[model]}")
-        return tuple(values[name] for name in STAGED[model])
+        return PICK[model](values)
 
     def many(self, model: type, **values: Iterable) -> Iterator[tuple]:
         """Staged rows of ``model`` from their columns' values by name, each an iterable
         (the shortest ends them), times as the driver takes them."""
-        names, times = STAGED[model], TIMES[model]
-        if values.keys() != set(names):
-            raise TypeError(f"{model.__name__}: {sorted(values)} for {names}")
-        ordered = (
-            map(self.stamp, values[name]) if name in times else values[name] for name in names
-        )
-        return zip(*ordered, strict=False)  # a repeat() goes on: the others end it
+        if values.keys() != NAMES[model]:
+            raise TypeError(f"{model.__name__}: {sorted(values)} for {STAGED[model]}")
+        for name in TIMES[model]:
+            values[name] = map(self.stamp, values[name])
+        # strict=False: a repeat() goes on, the other columns end it.
+        return zip(*PICK[model](values), strict=False)
 
     def number(self, match: MatchIn, staged: int) -> None:
         """A match the file adds, by its number there, for the rematch links that name it."""
