@@ -59,7 +59,7 @@ class GameIn:
 
     @property
     def mode(self) -> str:
-        """ "cards" or "scores"."""
+        """The game's mode: "cards" or "scores"."""
         return self.columns["mode"]
 
     @property
@@ -91,22 +91,10 @@ class MatchIn:
 
 
 @dataclass
-class PlayerIn:
-    """One household player from the file: its columns that are fields (by name)."""
-
-    columns: dict[str, Any]
-
-    @property
-    def name(self) -> str:
-        """The player's name, as the file spells it (and the seats)."""
-        return self.columns["name"]
-
-
-@dataclass
 class Backup:
     """A checked file: its players, and its matches as they are checked."""
 
-    players: list[PlayerIn]
+    players: list[dict[str, Any]]  # each player's columns (``columns.read``)
     matches: Iterable[MatchIn]  # iterated once; raises BackupError at a wrong match
 
 
@@ -122,7 +110,7 @@ def open_backup(raw: bytes) -> Backup:
     data = read_header(raw)
     time_of(data, "exported_at")
     players = read_players(list_of(data, "players"))
-    names = {player.name for player in players}
+    names = {player["name"] for player in players}
     return Backup(players, read_matches(list_of(data, "matches"), names, data["version"]))
 
 
@@ -242,21 +230,20 @@ def read_header(raw: bytes) -> dict:
     return object_of(data, "backup")
 
 
-def read_players(entries: list) -> list[PlayerIn]:
+def read_players(entries: list) -> list[dict[str, Any]]:
     """The players list: usable names, each player once (names compared ignoring case)."""
     return each(N_("Player %(number)d"), entries, read_player, {})
 
 
-def read_player(entry: Any, keys: dict[str, str]) -> PlayerIn:
-    """One player, whose name is none of ``keys`` (the names so far, by ``name_key``)."""
-    player = PlayerIn(read("player", object_of(entry, "player")))
-    if (key := name_key(player.name)) in keys:
+def read_player(entry: Any, keys: dict[str, str]) -> dict[str, Any]:
+    """One player's columns; the name is none of ``keys`` (the names so far, by
+    ``name_key``), as the list spells them (the seats name players so)."""
+    player = read("player", object_of(entry, "player"))
+    if (key := name_key(name := player["name"])) in keys:
         raise BackupError(
-            N_("“%(name)s” is already in the list as “%(other)s”."),
-            name=player.name,
-            other=keys[key],
+            N_("“%(name)s” is already in the list as “%(other)s”."), name=name, other=keys[key]
         )
-    keys[key] = player.name
+    keys[key] = name
     return player
 
 

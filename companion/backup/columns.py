@@ -15,6 +15,8 @@ The derived tables are not in the file at all: they are rebuilt (``DERIVED``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
+from functools import partial
 from typing import Any, NamedTuple
 
 from sqlalchemy import MetaData
@@ -26,7 +28,7 @@ from companion.backup.fields import (
     name_of,
     ruled,
     shown,
-    stored_stamp,
+    stamp,
     time_of,
     value_of,
 )
@@ -47,7 +49,7 @@ from companion.rules import N_
 from companion.rules.names import name_key
 
 # How a column comes back from the file. All but LEFT and AUTO are staged.
-FILE = "file"  # in the file: a field of an object (``Field``), or its place in the file
+FILE = "file"  # in the file: a field of an object (``field``), or its place in the file
 NESTED = "nested"  # the id of the row it belongs to: where it stands in the file
 COUNTED = "counted"  # an id the import counts, moved past the largest one here
 PLAYER = "player"  # a player, by name in the file, mapped to the player here
@@ -56,55 +58,41 @@ AUTO = "auto"  # an id the database gives: nothing refers to it
 LEFT = "left"  # neither in the file nor staged
 
 
-class Codec(NamedTuple):
-    """How a field of the file is read (``read(object, key)``: checked, as it is stored,
-    or BackupError) and written (``write(stored)``)."""
-
-    read: Callable[[dict, str], Any]
-    write: Callable[[Any], Any] = lambda value: value
+def typed(kind: type) -> Callable[[dict, str], Any]:
+    """The reader of a field that holds a value of ``kind`` (``fields.value_of``)."""
+    return partial(value_of, kind=kind)
 
 
-def typed(kind: type) -> Codec:
-    """A value of ``kind`` (``fields.value_of``), stored as it is."""
-    return Codec(lambda data, key: value_of(data, key, kind))
-
-
-def text(check: Callable[[str], str]) -> Codec:
-    """A text that the rules' ``check`` takes (a note's length), stored as it returns it."""
-    return Codec(lambda data, key: ruled(check, value_of(data, key, str)))
+def text(check: Callable[[str], str]) -> Callable[[dict, str], Any]:
+    """The reader of a text that the rules' ``check`` takes (a note's length, say)."""
+    return lambda data, key: ruled(check, value_of(data, key, str))
 
 
 BOOL, INT, TEXT = typed(bool), typed(int), typed(str)
-TIME = Codec(time_of, stored_stamp)
-NAME, MODE = Codec(name_of), Codec(mode_of)
-
-
-class Field(NamedTuple):
-    """A column that is one field of an object of the file: its object, its field there
-    ("end.kind": the field "kind" of the object "end" within it), its codec, and whether
-    it may be missing (then None; the export leaves it out when empty)."""
-
-    kind: str
-    key: str
-    codec: Codec
-    optional: bool = False
 
 
 class How(NamedTuple):
-    """A column's way into the file and back: its kind, and where or why; a field's
-    codec, or a fresh value's maker (from the row's other values, by name); and the
-    format version that brought it into the file."""
+    """A column's way into the file and back: its kind, and where or why. A field of an
+    object of the file (``field``) also has that object, its key there ("end.kind": the
+    field "kind" of the object "end" within it), its reader (``read(object, key)``:
+    checked, as stored, or BackupError) and whether it may be missing (then None; the
+    export leaves it out when empty). What the import writes anew has its maker
+    (``make(row)``); a column of the file, the format version that brought it."""
 
     kind: str
     says: str
-    field: Field | None = None
+    holder: str = ""
+    key: str = ""
+    read: Callable[[dict, str], Any] | None = None
+    optional: bool = False
     make: Callable[[dict], Any] | None = None
     since: int = 1
 
 
-def field(kind: str, key: str, codec: Codec, optional: bool = False, since: int = 1) -> How:
-    """A column that is one field of an object of the file, read and written by ``codec``."""
-    return How(FILE, f"{kind}: “{key}”", Field(kind, key, codec, optional), since=since)
+def field(holder: str, key: str, read: Callable, optional: bool = False, since: int = 1) -> How:
+    """A column that is one field of an object of the file, read by ``read``; written as
+    it is stored (a time as ``fields.stamp`` writes it)."""
+    return How(FILE, f"{holder}: “{key}”", holder, key, read, optional, since=since)
 
 
 def file(says: str, since: int = 1) -> How:
@@ -131,14 +119,14 @@ STARTING = tuple(f"row{row}" for row in range(1, 5))  # a cards game's starting 
 BACKED_UP: dict[type, dict[str, How]] = {
     Player: {
         "id": How(PLAYER, "a player's number in the players list"),
-        "name": field("player", "name", NAME),
+        "name": field("player", "name", name_of),
         "name_key": fresh("derived from the name", lambda row: name_key(row["name"])),
         "archived": field("player", "archived", BOOL),
-        "created_at": field("player", "created_at", TIME),
+        "created_at": field("player", "created_at", time_of),
     },
     Match: {
         "id": OWN_ID,
-        "created_at": field("match", "created_at", TIME),
+        "created_at": field("match", "created_at", time_of),
         "end_kind": field("match", "end.kind", TEXT),
         "end_value": field("match", "end.value", INT),
         "pro": field("match", "pro", BOOL),
@@ -159,9 +147,9 @@ BACKED_UP: dict[type, dict[str, How]] = {
         "id": OWN_ID,
         "match_id": How(NESTED, "matches[]"),
         "number": file("games[]: its place in the list"),
-        "mode": field("game", "mode", MODE),
+        "mode": field("game", "mode", mode_of),
         **{row: file(f"games[].starting[{place}]") for place, row in enumerate(STARTING)},
-        "created_at": field("game", "created_at", TIME),
+        "created_at": field("game", "created_at", time_of),
     },
     Round: {
         "id": OWN_ID,
@@ -193,7 +181,7 @@ BACKED_UP: dict[type, dict[str, How]] = {
         "id": ROW_ID,
         "game_id": How(NESTED, "games[]"),
         "round_number": field("correction", "round", INT),
-        "created_at": field("correction", "at", TIME),
+        "created_at": field("correction", "at", time_of),
         "cards": file("corrections[].cards"),
         "choices": file("corrections[].choices"),
         "dropped": file("corrections[].dropped"),
@@ -220,14 +208,14 @@ DERIVED = (
 NOT_TABLES = {"alembic_version": "the schema's revision: the new server's own"}
 
 
-def by_object() -> dict[str, list[tuple[str, Field]]]:
+def by_object() -> dict[str, list[tuple[str, How]]]:
     """The columns that are a field of an object of the file, by that object, in the
-    order declared: (column, Field)."""
-    found: dict[str, list[tuple[str, Field]]] = {}
+    order declared: (column, How)."""
+    found: dict[str, list[tuple[str, How]]] = {}
     for declared in BACKED_UP.values():
         for name, how in declared.items():
-            if how.field is not None:
-                found.setdefault(how.field.kind, []).append((name, how.field))
+            if how.read is not None:
+                found.setdefault(how.holder, []).append((name, how))
     return found
 
 
@@ -249,16 +237,16 @@ class Fields(NamedTuple):
 def with_columns(kind: str, always: tuple = (), optional: tuple = ()) -> Fields:
     """The fields of an object: first its columns' (``field``; "end.kind" stands as
     "end"), then ``always``; then ``optional``, then its optional columns'."""
-    fields = [field for _, field in COLUMNS[kind]]
-    first = dict.fromkeys(field.key.split(".")[0] for field in fields if not field.optional)
-    last = tuple(field.key for field in fields if field.optional)
+    fields = [how for _, how in COLUMNS[kind]]
+    first = dict.fromkeys(how.key.split(".")[0] for how in fields if not how.optional)
+    last = tuple(how.key for how in fields if how.optional)
     return Fields((*first, *always), (*optional, *last))
 
 
 def within(kind: str, outer: str) -> Fields:
     """The fields of the object ``outer`` within an object of ``kind``: its columns'."""
     prefix = outer + "."
-    fields = (field.key for _, field in COLUMNS[kind] if field.key.startswith(prefix))
+    fields = (how.key for _, how in COLUMNS[kind] if how.key.startswith(prefix))
     return Fields(tuple(key.removeprefix(prefix) for key in fields))
 
 
@@ -295,10 +283,10 @@ def written(kind: str, row: Any) -> dict:
     from ``row`` (a query's row, the columns by name): for ``entry``."""
     values: dict[str, Any] = {}
     inner: dict[str, dict] = {}
-    for name, field in COLUMNS[kind]:
+    for name, how in COLUMNS[kind]:
         value = getattr(row, name)
-        value = None if value is None else field.codec.write(value)
-        outer, _, key = field.key.rpartition(".")
+        value = stamp(value) if isinstance(value, datetime) else value
+        outer, _, key = how.key.rpartition(".")
         if outer:
             values.setdefault(outer, None)  # in its place among the fields
             inner.setdefault(outer, {})[key] = value
@@ -324,18 +312,17 @@ def object_of(data: Any, kind: str) -> dict:
 
 def read(kind: str, data: dict) -> dict[str, Any]:
     """The columns that are fields of an object of ``kind`` (checked by ``object_of``),
-    read and checked by their codecs, by name; an optional one that is missing: None."""
+    read and checked, by name; an optional one that is missing: None."""
     values: dict[str, Any] = {}
     inner: dict[str, dict] = {}
-    for name, field in COLUMNS[kind]:
-        outer, _, key = field.key.rpartition(".")
+    for name, how in COLUMNS[kind]:
+        outer, _, key = how.key.rpartition(".")
         holder = data
         if outer:
             if outer not in inner:
                 inner[outer] = object_of(value_of(data, outer, dict), outer)
             holder = inner[outer]
-        missing = field.optional and key not in holder
-        values[name] = None if missing else field.codec.read(holder, key)
+        values[name] = None if how.optional and key not in holder else how.read(holder, key)
     return values
 
 

@@ -21,7 +21,7 @@ from sqlalchemy import DateTime
 
 from companion import derived
 from companion.backup import columns
-from companion.backup.check import GameIn, MatchIn, PlayerIn
+from companion.backup.check import GameIn, MatchIn
 from companion.derived import figures
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, TakeRow
 from companion.derived.timing import GameTimes, counted, timeline
@@ -109,11 +109,10 @@ class Rows:
         taken, self.rows = self.rows, {table: [] for table in self.rows}
         return iter(taken.items())
 
-    def add_players(self, players: list[PlayerIn]) -> None:
-        """The file's players with their numbers (1, 2, ... in file order)."""
+    def add_players(self, players: list[dict]) -> None:
+        """The file's players (their columns) with their numbers (1, 2, ... in file order)."""
         self.rows[Player].extend(
-            self.row(Player, id=number, **player.columns)
-            for number, player in enumerate(players, 1)
+            self.row(Player, id=number, **player) for number, player in enumerate(players, 1)
         )
 
     def add_match(self, match: MatchIn) -> None:
