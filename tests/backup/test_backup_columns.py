@@ -2,9 +2,12 @@
 written anew on import, derived, or left out with its reason. A column added without a
 decision fails here, before a household's move can lose it."""
 
+import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table
 
+from companion import rules
 from companion.backup import columns
+from companion.backup.fields import BackupError
 from companion.backup.rows import STAGED
 from companion.db import db
 from companion.models import Match
@@ -42,3 +45,23 @@ def test_the_staging_takes_what_is_declared_and_nothing_left_out():
         }
         assert set(staged) == set(declared) - left_out, model
     assert "rematch_id" in STAGED[Match]  # the finding: a stored input that was not backed up
+
+
+def test_the_files_objects_hold_the_fields_their_columns_declare():
+    assert columns.FIELDS["match"] == columns.Fields(
+        ("created_at", "end", "pro", "seats", "games"), ("rematch",)
+    )
+    assert columns.FIELDS["end"] == columns.Fields(("kind", "value"))
+    assert columns.FIELDS["player"] == columns.Fields(("name", "archived", "created_at"))
+    assert columns.VERSION == 2  # round times and rematches came in version 2
+
+
+def test_a_text_field_is_read_through_the_rule_that_checks_it():
+    read = columns.text(rules.player_name)
+    assert read({"name": "Anna"}, "name") == "Anna"
+    with pytest.raises(BackupError) as refused:
+        read({"name": "x" * 31}, "name")
+    assert refused.value.message() == "A name has at most 30 characters."
+    with pytest.raises(BackupError) as refused:
+        read({"name": 31}, "name")
+    assert refused.value.message() == "“name” must be a text."
