@@ -30,6 +30,7 @@ from companion.state import PlayedGame, played_game
 # ``review.GRADES``'s good grades come first, the worse after them.
 GOOD_BELOW = max(bound for name, bound in review.GRADES if name in review.GOOD_GRADES)
 
+ROW_COLUMNS = (ReviewCard.row_1, ReviewCard.row_2, ReviewCard.row_3, ReviewCard.row_4)
 COLUMNS = (
     ReviewCard.round_number,
     ReviewCard.player_id,
@@ -37,6 +38,8 @@ COLUMNS = (
     ReviewCard.this_round,
     ReviewCard.to_game_end,
     ReviewCard.noise,
+    *ROW_COLUMNS,
+    ReviewCard.row_loss,
 )
 
 
@@ -76,11 +79,22 @@ def figured(game: PlayedGame, deck: int) -> list[dict]:
             "this_round": figures.this_round,
             "to_game_end": figures.to_game_end,
             "noise": play.noise,
+            **rows_of(play if figures.card == play.card else None),
         }
         for number, plays in enumerate(reviewed, 1)
         for play in plays
         for figures in play.hand
     ]
+
+
+def rows_of(play: review.PlayReview | None) -> dict:
+    """The columns of a too-low card's rows, on the row of the card played (else None,
+    and a row loss of 0)."""
+    figures = play.rows if play is not None else ()
+    by_row = {column.key: None for column in ROW_COLUMNS}
+    for column, row in zip(ROW_COLUMNS, figures, strict=False):
+        by_row[column.key] = row.to_game_end
+    return {**by_row, "row_loss": play.row_loss if play is not None else 0.0}
 
 
 def put(rows: Sequence[dict]) -> None:
@@ -157,19 +171,26 @@ def read(game: PlayedGame) -> Reviewed | None:
             found = [rows.get((number, step.player, card)) for card in hand]
             if None in found:
                 return None  # not all of it: being figured again
-            round_plays.append(play_of(step.player, step.card, found))
+            round_plays.append(play_of(step.player, step.card, found, step.row))
         plays.append(round_plays)
     return Reviewed(plays, review.player_reviews(plays, game.bulls))
 
 
-def play_of(player: int, card: int, found: Sequence) -> review.PlayReview:
+def play_of(player: int, card: int, found: Sequence, row: int = 0) -> review.PlayReview:
     """A play's review from its kept rows (``COLUMNS``; the hand in the order it was
-    played, the card played first)."""
-    hand = tuple(review.CardFigures(row[2], row[3], row[4]) for row in found)
+    played, the card played first); ``row``: the row it went on (a too-low card's rows
+    say which was chosen)."""
+    hand = tuple(review.CardFigures(kept[2], kept[3], kept[4]) for kept in found)
     ends = [figures.to_game_end for figures in hand]
     loss = max(0.0, ends[0] - min(ends))
     noise = found[0][5]
-    return review.PlayReview(player, card, loss, review.grade(loss, noise), noise, hand)
+    rows = tuple(
+        review.RowFigures(number, figure)
+        for number, figure in enumerate(found[0][6:10], 1)
+        if figure is not None
+    )
+    grade = review.grade(loss, noise)
+    return review.PlayReview(player, card, loss, grade, noise, hand, rows, row if rows else 0)
 
 
 def kept_play(game_id: int, round_number: int, player_id: int) -> review.PlayReview | None:
@@ -191,11 +212,12 @@ def kept_play(game_id: int, round_number: int, player_id: int) -> review.PlayRev
 
 
 def play_losses(*where) -> Select:
-    """Each kept play's (match, game, round, player, loss, best, good) in SQL, as
-    ``play_of`` makes them from the rows: the card played's ``to_game_end`` less the
-    hand's lowest; ``best`` 1 when the loss is within the noise (``review.grade``),
-    ``good`` 1 when graded best or good. For the household's sums over many games, which
-    reading each game's review (``read``, a replay each) would make slow."""
+    """Each kept play's (match, game, round, player, loss, row loss, best, good) in SQL,
+    as ``play_of`` makes them from the rows: the card played's ``to_game_end`` less the
+    hand's lowest; a too-low card's row loss (else 0); ``best`` 1 when the loss is
+    within the noise (``review.grade``), ``good`` 1 when graded best or good. For the
+    household's sums over many games, which reading each game's review (``read``, a
+    replay each) would make slow."""
     card = ReviewCard
     loss = func.max(case((card.played, card.to_game_end))) - func.min(card.to_game_end)
     best = or_(loss <= review.NOISE_WIDTH * func.max(card.noise), loss == 0)
@@ -206,6 +228,7 @@ def play_losses(*where) -> Select:
             card.round_number,
             card.player_id,
             loss.label("loss"),
+            func.max(card.row_loss).label("row_loss"),
             case((best, 1), else_=0).label("best"),
             case((or_(best, loss < GOOD_BELOW), 1), else_=0).label("good"),
         )

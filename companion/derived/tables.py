@@ -192,8 +192,10 @@ class ReviewCard(db.Model):
     had been played (``companion.rules.review``): the bulls it was expected to take this
     round and to the game's end. ``played``: the card the player chose; ``noise``: the
     sampling noise of the play's loss (one standard error, the same on each card of the
-    play). Figured by the server's background process after the game's end
-    (``companion.derived.game_review``)."""
+    play). A too-low card played (on its row alone): ``row_1`` to ``row_4``, the bulls to
+    the game's end had it taken each row, and ``row_loss``, the row chosen's less the
+    best's (else None, and 0). Figured by the server's background process after the
+    game's end (``companion.derived.game_review``)."""
 
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
@@ -205,6 +207,11 @@ class ReviewCard(db.Model):
     this_round: Mapped[float]
     to_game_end: Mapped[float]
     noise: Mapped[float]
+    row_1: Mapped[float | None]
+    row_2: Mapped[float | None]
+    row_3: Mapped[float | None]
+    row_4: Mapped[float | None]
+    row_loss: Mapped[float] = mapped_column(default=0.0, server_default="0")
 
     __table_args__ = (
         UniqueConstraint(

@@ -1,7 +1,7 @@
 """Each player's choices over the reviewed games, for the leaderboard, a player's page and
-the year's review: what the choices cost per game (the sum of a game's losses,
-``companion.rules.review``), the accuracy (the share of plays graded best or good), and
-the costliest play.
+the year's review: what the choices cost per game (the sum of a game's losses, a too-low
+card's row included, ``companion.rules.review``), the accuracy (the share of plays graded
+best or good), and the costliest play.
 
 Only the games whose review is kept count (``companion.derived.game_review``: the
 server's background process reviews a game after its end, ``flask rebuild`` a history's
@@ -111,7 +111,7 @@ def player_sums(where: list) -> Select:
             plays.c.match_id,
             plays.c.player_id,
             func.count(func.distinct(plays.c.game_id)),
-            func.sum(plays.c.loss),
+            func.sum(plays.c.loss + plays.c.row_loss),
             func.sum(plays.c.good),
             func.count(),
             costly,

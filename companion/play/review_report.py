@@ -78,18 +78,38 @@ def play_entry(play: review.PlayReview) -> dict:
             {"card": card.card, "this_round": card.this_round, "to_game_end": card.to_game_end}
             for card in play.hand
         ],
+        **too_low_entry(play),
+    }
+
+
+def too_low_entry(play: review.PlayReview) -> dict:
+    """A too-low card's row: the row chosen, its loss against the best row, and each of
+    the four rows counted to the game's end (nothing for another card)."""
+    if not play.rows:
+        return {}
+    return {
+        "row": play.row,
+        "row_loss": play.row_loss,
+        "rows": [{"row": row.row, "to_game_end": row.to_game_end} for row in play.rows],
     }
 
 
 class Costly(NamedTuple):
     """One of a player's costliest plays: the round, the card played, the hand's better
-    card, the loss in bulls, and the rows as they were before the round."""
+    card, the loss in bulls, and the rows as they were before the round. A too-low
+    card's row choice: ``chosen``, the row it took, and ``better``, the best row."""
 
     round: int
     card: int
     better: int
     loss: float
     rows: tuple[tuple[int, ...], ...]
+    chosen: int = 0
+
+
+# A too-low card's row choice is among the costliest plays from this many bulls lost
+# against the best row (its rows share their draws: the noise of a difference is small).
+ROW_LOSS_SHOWN = 1.0
 
 
 class ReviewLine(NamedTuple):
@@ -120,6 +140,10 @@ def review_lines(state: MatchState, game: PlayedGame) -> list[ReviewLine] | None
         for play in plays:
             if play.loss > 0 and play.grade != review.BEST:
                 entry = Costly(number, play.card, play.better.card, play.loss, rows[number - 1])
+                costly.setdefault(play.player, []).append(entry)
+            if play.row_loss >= ROW_LOSS_SHOWN:
+                best = min(play.rows, key=lambda row: (row.to_game_end, row.row)).row
+                entry = Costly(number, play.card, best, play.row_loss, rows[number - 1], play.row)
                 costly.setdefault(play.player, []).append(entry)
     by_player = {player.player: player for player in reviewed.players}
     return [

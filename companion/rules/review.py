@@ -94,10 +94,10 @@ class PlayReview(NamedTuple):
     def row_loss(self) -> float:
         """The row chosen's bulls to the game's end less the best row's (0 when the card
         was not too low)."""
-        if not self.rows:
+        chosen = [figures.to_game_end for figures in self.rows if figures.row == self.row]
+        if not chosen:
             return 0.0
-        chosen = next(figures.to_game_end for figures in self.rows if figures.row == self.row)
-        return max(0.0, chosen - min(figures.to_game_end for figures in self.rows))
+        return max(0.0, chosen[0] - min(figures.to_game_end for figures in self.rows))
 
     @property
     def better(self) -> CardFigures:

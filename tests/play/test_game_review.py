@@ -13,11 +13,13 @@ from correcting import correct
 from driver import add_players, play_game, score_game, start_game, start_match, undo
 from sqlalchemy import func, select
 
-from companion import background, store
+from companion import background, rules, store
 from companion.db import db
+from companion.derived.play_luck import placed_rounds
 from companion.derived.tables import ReviewCard
 from companion.models import Game, Match
 from companion.rules import review
+from companion.state import played_game
 
 pytestmark = pytest.mark.app_config(LUCK_APART=True)
 
@@ -195,14 +197,61 @@ def test_the_tv_names_the_games_turning_point(app, client, finished):
     review_after(app, match_id)
     document = review_of(client, match_id).get_json()
     plays = [
-        (play["loss"], entry["round"], play)
+        (play["loss"], entry["round"], play, "card")
         for entry in document["rounds"]
         for play in entry["plays"]
         if play["grade"] != "best"
+    ] + [  # a too-low card's row choice counts from a bull lost against the best row
+        (play["row_loss"], entry["round"], play, "row")
+        for entry in document["rounds"]
+        for play in entry["plays"]
+        if play.get("row_loss", 0) >= 1
     ]
-    loss, number, play = max(plays, key=lambda found: found[0])
-    better = min(play["hand"], key=lambda card: (card["to_game_end"], card["card"]))["card"]
+    loss, number, play, kind = max(plays, key=lambda found: found[0])
     tv = unescaped(client.get(f"/matches/{match_id}/table").text)
     sentence = f"The turning point: in round {number}, "
     assert sentence in tv
-    assert f"{play['card']} cost {loss:.1f} bulls ({better} was better)." in tv
+    if kind == "row":
+        better = min(play["rows"], key=lambda row: (row["to_game_end"], row["row"]))["row"]
+        told = (
+            f"{play['card']} on row {play['row']} cost {loss:.1f} bulls (row {better} was better)."
+        )
+    else:
+        better = min(play["hand"], key=lambda card: (card["to_game_end"], card["card"]))["card"]
+        told = f"{play['card']} cost {loss:.1f} bulls ({better} was better)."
+    assert told in tv
+
+
+def test_a_too_low_cards_rows_are_kept_and_served_as_figured(app, client, finished):
+    """review.json gives a too-low card's row, its loss against the best row and the four
+    rows counted to the game's end, as the rules figure them; other plays have none."""
+    match_id, ids = finished
+    review_after(app, match_id)
+    document = review_of(client, match_id).get_json()
+    with app.app_context():
+        game = db.session.scalar(select(Game).where(Game.match_id == match_id))
+        played = played_game(game, ids)
+        rounds = placed_rounds(played)
+        figured = review.review_game(game.starting, rounds, 104, (game.id,))
+    too_low = 0
+    for entry, plays, result in zip(document["rounds"], figured, rounds, strict=True):
+        steps = {step.player: step for step in result.steps}
+        by_player = {play.player: play for play in plays}
+        for play in entry["plays"]:
+            step, wanted = steps[play["player_id"]], by_player[play["player_id"]]
+            if step.action != rules.TOO_LOW:
+                assert "rows" not in play and not wanted.rows
+                continue
+            too_low += 1
+            assert play["row"] == step.row
+            assert play["rows"] == [
+                {"row": row.row, "to_game_end": row.to_game_end} for row in wanted.rows
+            ]
+            assert play["row_loss"] == pytest.approx(wanted.row_loss)
+    assert too_low  # the dealt game has too-low cards
+    costs = {
+        player.player: player.choices_cost
+        for player in review.player_reviews(figured, played.bulls)
+    }
+    for player in document["players"]:
+        assert player["choices_cost"] == pytest.approx(costs[player["player_id"]])
