@@ -199,7 +199,7 @@ def test_a_household_with_no_reviewed_game_says_so(app, client):
     play_game(client, match_id, [anna, ben], random.Random(3))
     html = client.get("/leaderboard").text
     assert "choices" not in name_cell(html, "Anna")
-    assert "Choices: no game has been reviewed yet." in text_of(html)
+    assert "Choices: no game in this selection has been reviewed yet." in text_of(html)
     words = text_of(client.get(f"/players/{anna}/stats").text)
     assert "No game of Anna has been reviewed yet." in words
     with app.app_context():
