@@ -235,7 +235,7 @@ def play_losses(*where) -> Select:
             case((or_(best, loss < GOOD_BELOW), 1), else_=0).label("good"),
         )
         .where(*where)
-        .group_by(card.match_id, card.game_id, card.round_number, card.player_id)
+        .group_by(card.game_id, card.round_number, card.player_id)
     )
 
 
