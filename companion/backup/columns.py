@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import MetaData
 
-from companion import derived
+from companion import derived, rules
 from companion.backup.fields import (
     BackupError,
     mode_of,
@@ -46,7 +46,6 @@ from companion.models import (
     new_token,
 )
 from companion.rules import N_
-from companion.rules.names import name_key
 
 # How a column comes back from the file. All but LEFT and AUTO are staged.
 FILE = "file"  # in the file: a field of an object (``field``), or its place in the file
@@ -120,7 +119,7 @@ BACKED_UP: dict[type, dict[str, How]] = {
     Player: {
         "id": How(PLAYER, "a player's number in the players list"),
         "name": field("player", "name", name_of),
-        "name_key": fresh("derived from the name", lambda row: name_key(row["name"])),
+        "name_key": fresh("derived from the name", lambda row: rules.name_key(row["name"])),
         "archived": field("player", "archived", BOOL),
         "created_at": field("player", "created_at", time_of),
     },
