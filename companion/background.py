@@ -177,6 +177,7 @@ class Matches:
         self.reviewing = False
         self.to_review: set[int] = set()  # matches that moved since, to review
         self.unreviewable: set[int] = set()  # their review failed: not from the history
+        self.work: store.ReviewWork | None = None  # a game's review under way
         self.busy = False  # the last look left work: the next goes on at once
 
     @property
@@ -244,19 +245,45 @@ class Matches:
             self.review(match_id)
 
     def review(self, match_id: int) -> None:
-        """Review one finished game of a match (seconds of CPU); the match stays on the
-        list while it has more."""
+        """Review a finished game of a match (seconds of CPU) a round at a time, and
+        between two rounds give way to luck: when a match moved (a table's round came),
+        stop there, keep what is figured, and go on at a later look. The match stays on
+        the list while it has more games to review."""
         try:
-            store.review_after(match_id, limit=1)
-            more = store.reviews_left(match_id) > 0
+            finished = self.review_rounds(match_id)
+            more = not finished or store.reviews_left(match_id) > 0
         except Exception:
             logger.exception("reviewing a game of match %d failed", match_id)
             db.session.rollback()
             self.unreviewable.add(match_id)
-            more = False
+            self.work, more = None, False
         finally:
             db.session.remove()
         if more:
             self.busy = True
         else:
             self.to_review.discard(match_id)
+
+    def review_rounds(self, match_id: int) -> bool:
+        """Figure the match's game under review round by round (its newest unreviewed
+        one, taken up when none is); True once stored (or none was left), False when it
+        gave way to a match that moved."""
+        if self.work is None or self.work.match_id != match_id:
+            self.work = next(
+                (
+                    work
+                    for game_id in store.unreviewed_games(match_id)[:1]
+                    if (work := store.review_work(match_id, game_id)) is not None
+                ),
+                None,
+            )
+        while self.work is not None:
+            plays = next(self.work.rounds, None)
+            if plays is None:
+                work, self.work = self.work, None
+                store.finish_review(work)
+                return True
+            self.work.done.append(plays)
+            if self.moved(None):
+                return False
+        return True

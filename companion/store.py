@@ -334,16 +334,45 @@ def review_after(match_id: int, limit: int | None = None) -> int:
     them dropped it, and the next look figures it again). How many games it stored."""
     done = 0
     for game_id in game_review.unreviewed(match_id)[:limit]:
-        game = db.session.get(Game, game_id)
-        player_ids = [seat.player_id for seat in game.match.seats]
-        replayed = played_game(game, player_ids)
-        if not replayed.finished:
-            continue
-        rows = game_review.figured(replayed, deck_of(game.match))
-        inputs = game_review.inputs_of(replayed)
-        db.session.rollback()  # the read ends: nothing is held while the table writes
-        done += put_review(match_id, game_id, inputs, rows, again=False)
+        work = review_work(match_id, game_id)
+        if work is not None:
+            work.done.extend(work.rounds)
+            done += finish_review(work)
     return done
+
+
+@dataclass
+class ReviewWork:
+    """A finished game's review being figured, a round at a time (``rounds``; those done
+    so far in ``done``), from these inputs, for ``finish_review`` to store."""
+
+    match_id: int
+    game_id: int
+    inputs: tuple
+    rounds: Iterator[list]
+    done: list[list] = field(default_factory=list)
+
+
+def review_work(match_id: int, game_id: int) -> ReviewWork | None:
+    """A finished card game's review to figure (None for a game not over): read, then the
+    read ends, so nothing is held while the table writes meanwhile."""
+    game = db.session.get(Game, game_id)
+    if game is None:
+        return None
+    replayed = played_game(game, [seat.player_id for seat in game.match.seats])
+    if not replayed.finished:
+        db.session.rollback()
+        return None
+    rounds = game_review.rounds_to_review(replayed, deck_of(game.match))
+    inputs = game_review.inputs_of(replayed)
+    db.session.rollback()
+    return ReviewWork(match_id, game_id, inputs, rounds)
+
+
+def finish_review(work: ReviewWork) -> bool:
+    """Store a review whose rounds are all figured (``put_review``)."""
+    rows = game_review.rows_from(work.match_id, work.game_id, work.done)
+    return put_review(work.match_id, work.game_id, work.inputs, rows, again=False)
 
 
 def put_review(match_id: int, game_id: int, inputs: tuple, rows: list[dict], again: bool) -> bool:
@@ -369,6 +398,11 @@ def history_to_review(skip: Collection[int] = ()) -> int | None:
     """A match (not one of ``skip``) with a finished card game that has no review (the
     newest game's): what the background process reviews when nothing else waits."""
     return game_review.unreviewed_match(skip)
+
+
+def unreviewed_games(match_id: int) -> list[int]:
+    """The match's finished card games with no review kept, the newest first."""
+    return game_review.unreviewed(match_id)
 
 
 def reviews_left(match_id: int) -> int:

@@ -17,8 +17,10 @@ from sqlalchemy import func, select
 
 from companion import background, rules, store
 from companion.db import db
+from companion.derived import game_review
 from companion.derived.tables import PlayLuck, ReviewCard
 from companion.models import Game, Match
+from companion.state import played_game
 
 pytestmark = pytest.mark.app_config(LUCK_APART=True)
 
@@ -297,7 +299,7 @@ def test_a_history_game_whose_review_fails_is_not_tried_at_every_look(
     with app.app_context():
         matches = background.Matches(db.engine, os.getppid())
         matches.refresh()
-        monkeypatch.setattr(store, "review_after", refused)
+        monkeypatch.setattr(store, "review_work", refused)
         matches.refresh()
         matches.refresh()
     assert len(tried) == 1
@@ -313,3 +315,51 @@ def reviewed_game_numbers(match_id: int) -> list[int]:
         .order_by(Game.number)
     )
     return list(db.session.scalars(query))
+
+
+def test_a_review_gives_way_to_a_tables_round_and_goes_on_after(app, client, monkeypatch):
+    """A review is figured a round at a time: when a table's round comes meanwhile, the
+    review stops after the round it is on, the table's luck comes first at the next look,
+    and the review goes on from where it was (the same figures as in one go)."""
+    ids = add_players(client, "Anna", "Ben")
+    finished = start_match(client, ids, end_kind="games", end_value=2)
+    play_game(client, finished, ids, random.Random(40))
+    table = start_match(client, ids)
+    assert start_game(client, table, [10, 30, 50, 70]).status_code == 303
+    review_work = store.review_work
+    rounds_figured = []
+
+    def with_a_round_meanwhile(match_id, game_id):
+        work = review_work(match_id, game_id)
+        inner = work.rounds
+
+        def rounds():
+            for number, plays in enumerate(inner, 1):
+                rounds_figured.append(number)
+                if number == 3:  # a table's round comes while round 3 is figured
+                    cards = {ids[0]: 80, ids[1]: 90}
+                    assert enter_round(client, table, cards).status_code == 303
+                yield plays
+
+        work.rounds = rounds()
+        return work
+
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid())
+        monkeypatch.setattr(store, "review_work", with_a_round_meanwhile)
+        matches.refresh()  # the first look: luck only
+        matches.refresh()  # then the review: it meets the table's round
+        assert reviewed_games(finished) == 0 and matches.busy
+        assert rounds_figured == [1, 2, 3] and len(matches.work.done) == 3
+        matches.refresh()  # the table's luck first, then the rest of the review
+        assert luck_rows(app, table) == 2
+        assert rounds_figured == list(range(1, 11))
+        assert reviewed_games(finished) == 1
+        kept = db.session.execute(
+            select(ReviewCard.round_number, ReviewCard.card, ReviewCard.to_game_end)
+            .where(ReviewCard.match_id == finished)
+            .order_by(ReviewCard.id)
+        ).all()
+        game = db.session.scalar(select(Game).where(Game.match_id == finished))
+        in_one_go = game_review.figured(played_game(game, ids), 104)
+    assert kept == [(row["round_number"], row["card"], row["to_game_end"]) for row in in_one_go]

@@ -13,7 +13,7 @@ read what is kept (``read``) and say when a game's review is not there yet.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
 
 from sqlalchemy import Select, case, delete, func, insert, or_, select
@@ -66,12 +66,23 @@ def reviewable(game: PlayedGame) -> bool:
 def figured(game: PlayedGame, deck: int) -> list[dict]:
     """The rows of a finished card game's review (seeded with the game's id, as its luck
     is: ``this_round`` of a card played is its luck's ``expected``)."""
+    return rows_from(game.game.match_id, game.game.id, list(rounds_to_review(game, deck)))
+
+
+def rounds_to_review(game: PlayedGame, deck: int) -> Iterator[list[review.PlayReview]]:
+    """A finished card game's review a round at a time (``figured``'s, in steps)."""
     rounds = placed_rounds(game)
-    reviewed = review.review_game(game.game.starting, rounds, deck, (game.game.id,))
+    return review.review_rounds(game.game.starting, rounds, deck, (game.game.id,))
+
+
+def rows_from(
+    match_id: int, game_id: int, reviewed: Sequence[Sequence[review.PlayReview]]
+) -> list[dict]:
+    """The rows that keep a game's reviewed rounds: a row per card of each hand."""
     return [
         {
-            "game_id": game.game.id,
-            "match_id": game.game.match_id,
+            "game_id": game_id,
+            "match_id": match_id,
             "round_number": number,
             "player_id": play.player,
             "card": figures.card,

@@ -39,7 +39,7 @@ is not ``luck``'s figure, which weighs each round's card alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -138,10 +138,17 @@ def review_game(
     """Every play of a finished game reviewed, round by round in the order the cards were
     placed. ``seed``: the game's key, as ``luck.game_odds`` takes it (each round adds its
     number, each player itself), so ``this_round`` of a card played is luck's figure."""
+    return list(review_rounds(starting, rounds, deck, seed))
+
+
+def review_rounds(
+    starting: Sequence[int], rounds: Sequence[RoundResult], deck: int, seed: Sequence[int] = ()
+) -> Iterator[list[PlayReview]]:
+    """``review_game`` a round at a time (a tenth of a 10-player game's seconds each): a
+    caller with more urgent work can do it between two rounds."""
     rows: Rows = tuple((card,) for card in starting)
     seen = list(starting)
     held = hands(rounds)
-    reviewed = []
     for number, result in enumerate(rounds, 1):
         plays = []
         for step in result.steps:
@@ -154,10 +161,9 @@ def review_game(
                 choices = row_choices(rows, result, step, later, hand[1:], key)
                 play = play._replace(rows=choices, row=step.row)
             plays.append(play)
-        reviewed.append(plays)
+        yield plays
         seen += [step.card for step in result.steps]
         rows = result.rows
-    return reviewed
 
 
 def review_play(rows: Rows, hidden: np.ndarray, hand: list[int], others: int, key, step):
