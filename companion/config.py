@@ -89,6 +89,10 @@ DEFAULTS = {
     "STREAMS_PER_MATCH": PER_MATCH,
     # ... and from one client address over every match (COMPANION_STREAMS_PER_ADDRESS).
     "STREAMS_PER_ADDRESS": PER_ADDRESS,
+    # Requests of one client address the app works on at once, the rest waiting in line
+    # (COMPANION_REQUESTS_PER_ADDRESS; companion.web.by_address): a phone sends one or
+    # two at a time; a club behind a proxy without ProxyFix raises it.
+    "REQUESTS_PER_ADDRESS": 4,
     # What a household holds at most (companion.models; COMPANION_PLAYERS_HELD, ...).
     "PLAYERS_HELD": MAX_PLAYERS_HELD,
     "MATCHES_HELD": MAX_MATCHES_HELD,

@@ -7,7 +7,7 @@ from flask import Flask, Response
 from flask_compress import Compress
 
 from companion.db import babel
-from companion.web import guard, i18n, present, site, stale
+from companion.web import by_address, guard, i18n, present, site, stale
 from companion.web.errors import register_error_handlers, wants_json
 from companion.web.faults import register_fault_handlers
 from companion.web.headers import add_security_headers, template_globals
@@ -37,6 +37,7 @@ def init_app(app: Flask) -> None:
     app.context_processor(template_globals)
     app.register_blueprint(site.bp)
     app.register_blueprint(i18n.bp)
+    by_address.init_app(app)  # one address's requests in line, a few at a time
 
 
 def close_what_compression_wraps(response: Response) -> Response:
