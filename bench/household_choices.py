@@ -4,18 +4,20 @@ year's review on a household whose every finished card game has its review kept.
 Run: .venv/bin/python -m bench.household_choices [--matches 5000]
 (prints figures; not a test). The history is ``bench.history``'s (10 players, simulated
 legal games inserted in bulk), spread over the year we are in, and every finished card
-game gets its ``ReviewCard`` rows as the background keeps them: a row per card each
-player still held in each round. Their figures are drawn at random: what the pages read
-costs the same whatever the figures, and reviewing thousands of games for real would
-take hours of CPU.
+game gets its ``ReviewCard`` rows as the background keeps them (``game_review.put``): a
+row per card each player still held in each round, and each player's sums of the game.
+Their figures are drawn at random: what the pages read costs the same whatever the
+figures, and reviewing thousands of games for real would take hours of CPU.
 
 Printed first: how long reading every match's sums takes (once per server process, by its
 first request that shows the choices). Then for each page, in ms: the first request (the
 sums in memory, the page's own figures not), the median of more, and the median
 
 - without the choices (the page as it was before them);
-- the plain way: each request sums every kept review in SQL, by player (no per-match
-  sums kept in memory);
+- no memo: each request sums the players' kept sums of each game (``ReviewPlayer``) in
+  SQL, without the per-match sums kept in memory;
+- the plain way: each request sums every card of every kept review in SQL, by player
+  (neither the players' sums nor the memory);
 
 and the first request after one more game's review is stored (its match read again).
 """
@@ -33,13 +35,13 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import func, select, update
 
 from bench.apps import sqlite_app
 from bench.history import build
 from companion.db import db
 from companion.derived import game_review
-from companion.derived.tables import ReviewCard
+from companion.derived.tables import ReviewCard, ReviewPlayer
 from companion.household import choices, review
 from companion.household import statistics as stats
 from companion.household.by_match import Kept
@@ -96,10 +98,10 @@ def add_reviews(app, seed: int = 45) -> tuple[int, int]:
         for game_id, plays in games.items():
             pending += review_rows(rng, game_id, where[game_id], plays)
             if len(pending) >= CHUNK:
-                db.session.execute(insert(ReviewCard), pending)
+                game_review.put(pending)  # the rows and each player's sums, as stored
                 total, pending = total + len(pending), []
         if pending:
-            db.session.execute(insert(ReviewCard), pending)
+            game_review.put(pending)
             total += len(pending)
         db.session.commit()
     return len(games), total
@@ -162,6 +164,34 @@ def plain_sums(since: datetime | None = None, until=None, players=None, held=Non
     }
 
 
+def summed_sums(since: datetime | None = None, until=None, players=None, held=None) -> dict:
+    """Each player's choices from the players' sums of each game (``ReviewPlayer``),
+    summed in the request: the kept sums without the per-match sums in memory."""
+    summed = ReviewPlayer
+    query = (
+        select(
+            summed.player_id,
+            func.count(),
+            func.sum(summed.cost),
+            func.sum(summed.good),
+            func.sum(summed.plays),
+        )
+        .join(Match, Match.id == summed.match_id)
+        .group_by(summed.player_id)
+    )
+    if since is not None:
+        query = query.where(Match.created_at >= since)
+    if until is not None:
+        query = query.where(Match.created_at < until)
+    if players is not None:
+        seated = select(func.count(Seat.id)).where(Seat.match_id == summed.match_id)
+        query = query.where(seated.scalar_subquery() == players)
+    return {
+        player: choices.Choices(games, float(cost), int(good), int(count))
+        for player, games, cost, good, count in db.session.connection().execute(query)
+    }
+
+
 def plain_costliest(since=None, until=None, player_id=None, held=None):
     """The costliest play found in SQL over every kept review, in the request."""
     plays = game_review.play_losses().subquery()
@@ -202,6 +232,11 @@ def variants() -> dict[str, Callable]:
             patched(choices, "costliest", lambda *args, **kwargs: None),
             patched(choices, "kept", lambda: empty),
         ),
+        "sums, not in memory": lambda: stacked(
+            patched(choices, "choices_by_player", summed_sums),
+            patched(choices, "costliest", plain_costliest),
+            patched(choices, "kept", lambda: empty),
+        ),
         "plain SQL": lambda: stacked(
             patched(choices, "choices_by_player", plain_sums),
             patched(choices, "costliest", plain_costliest),
@@ -236,8 +271,7 @@ def one_more_review(app) -> None:
                 )
             )
         ]
-        db.session.execute(delete(ReviewCard).where(ReviewCard.game_id == game_id))
-        db.session.execute(insert(ReviewCard), rows)
+        game_review.replace(game_id, rows)
         db.session.execute(
             update(Match).where(Match.id == match_id).values(version=Match.version + 1)
         )
@@ -283,7 +317,10 @@ def main() -> None:
             ("the year's review", f"/review/{now.year}"),
             ("a player's year", f"/review/{now.year}?player={ids[0]}"),
         ]
-        print(f"  {'page':26s} {'first':>8} {'median':>8} {'without':>8} {'plain SQL':>10}")
+        print(
+            f"  {'page':26s} {'first':>8} {'median':>8} {'without':>8} {'no memo':>8} "
+            f"{'plain SQL':>10}"
+        )
         for label, url in pages:
             cold = first_ms(client, url)
             warm = median_ms(client, url, args.repeat)
@@ -291,7 +328,10 @@ def main() -> None:
             for _name, put in variants().items():
                 with put():
                     others.append(median_ms(client, url, args.repeat))
-            print(f"  {label:26s} {cold:8.1f} {warm:8.1f} {others[0]:8.1f} {others[1]:10.1f}")
+            print(
+                f"  {label:26s} {cold:8.1f} {warm:8.1f} {others[0]:8.1f} {others[1]:8.1f} "
+                f"{others[2]:10.1f}"
+            )
         one_more_review(app)
         after = first_ms(client, "/leaderboard")
         print(f"  /leaderboard after one more game's review: {after:.1f} ms (first request)")

@@ -203,6 +203,7 @@ DERIVED = (
     derived.MatchRating,
     derived.PlayLuck,
     derived.ReviewCard,
+    derived.ReviewPlayer,
 )
 NOT_TABLES = {"alembic_version": "the schema's revision: the new server's own"}
 

@@ -39,6 +39,7 @@ from companion.derived.tables import (
     PlayerMatchStat,
     PlayLuck,
     ReviewCard,
+    ReviewPlayer,
 )
 from companion.derived.timing import match_times
 from companion.models import Game, GameResult, Match
@@ -55,6 +56,7 @@ __all__ = [
     "PlayerGameStat",
     "PlayerMatchStat",
     "ReviewCard",
+    "ReviewPlayer",
 ]
 
 

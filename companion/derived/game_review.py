@@ -13,6 +13,7 @@ read what is kept (``read``) and say when a game's review is not there yet.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
 
@@ -21,7 +22,7 @@ from sqlalchemy import Select, case, delete, func, insert, or_, select
 from companion.db import db
 from companion.derived.audit import match_problem
 from companion.derived.play_luck import deck_of, placed_rounds
-from companion.derived.tables import ReviewCard
+from companion.derived.tables import ReviewCard, ReviewPlayer
 from companion.models import Game, GameResult, Match
 from companion.rules import review
 from companion.state import PlayedGame, played_game
@@ -109,9 +110,37 @@ def rows_of(play: review.PlayReview | None) -> dict:
 
 
 def put(rows: Sequence[dict]) -> None:
-    """Store a game's review (inside a short write)."""
+    """Store a game's review (inside a short write), and each player's sums of it."""
     if rows:
         db.session.execute(insert(ReviewCard), list(rows))
+        sum_players({row["game_id"] for row in rows})
+
+
+def sum_players(game_ids: Collection[int]) -> None:
+    """Each player's sums of these games' kept reviews (``ReviewPlayer``), in SQL from
+    their rows (``player_sums``), inside the write that stored them."""
+    sums = player_sums(ReviewCard.game_id.in_(list(game_ids)))
+    db.session.execute(insert(ReviewPlayer).from_select(SUMMED, sums))
+
+
+# What ``ReviewPlayer`` keeps of a player's game, in ``player_sums``' order.
+SUMMED = ("game_id", "match_id", "player_id", "cost", "good", "plays", "costliest")
+
+
+def player_sums(*where) -> Select:
+    """(game, match, player, cost, good plays, plays, costliest loss) of the kept
+    reviews' plays (``play_losses``): the losses with the rows' added up, and the largest
+    loss of a play graded worse than best."""
+    plays = play_losses(*where).subquery()
+    return select(
+        plays.c.game_id,
+        func.max(plays.c.match_id),
+        plays.c.player_id,
+        func.sum(plays.c.loss + plays.c.row_loss),
+        func.sum(plays.c.good),
+        func.count(),
+        func.max(case((plays.c.best == 0, plays.c.loss))),
+    ).group_by(plays.c.game_id, plays.c.player_id)
 
 
 def kept(game_id: int) -> bool:
@@ -151,8 +180,14 @@ def unreviewed_match(skip: Collection[int] = ()) -> int | None:
 
 def replace(game_id: int, rows: Sequence[dict]) -> None:
     """Put a game's review in place of what is kept of it (inside a short write)."""
-    db.session.execute(delete(ReviewCard).where(ReviewCard.game_id == game_id))
+    forget([game_id])
     put(rows)
+
+
+def forget(game_ids: Sequence[int]) -> None:
+    """Delete what is kept of these games' reviews: their rows and sums."""
+    for model in (ReviewCard, ReviewPlayer):
+        db.session.execute(delete(model).where(model.game_id.in_(list(game_ids))))
 
 
 def drop(match_id: int, game_ids: Sequence[int], last: bool) -> None:
@@ -163,7 +198,7 @@ def drop(match_id: int, game_ids: Sequence[int], last: bool) -> None:
         newest = db.session.scalar(select(func.max(Game.id)).where(Game.match_id == match_id))
         wanted += [newest] if newest is not None else []
     if wanted:
-        db.session.execute(delete(ReviewCard).where(ReviewCard.game_id.in_(wanted)))
+        forget(wanted)
 
 
 def read(game: PlayedGame) -> Reviewed | None:
@@ -283,8 +318,8 @@ def finished_games() -> int:
 def out_of_line(match: Match) -> list[StaleReview]:
     """The match's games whose kept review is not the one their inputs make: each card
     game that is over reviewed again (seconds of CPU a game; read only, no write open),
-    and rows kept of a game that has no review. A match the rules refuse is
-    ``rebuild``'s to name, and skipped here."""
+    rows kept of a game that has no review, and players' sums that are not their rows'.
+    A match the rules refuse is ``rebuild``'s to name, and skipped here."""
     if match_problem(match):
         return []
     player_ids = [seat.player_id for seat in match.seats]
@@ -293,13 +328,48 @@ def out_of_line(match: Match) -> list[StaleReview]:
     kept_rows: dict[int, set[tuple]] = {}
     for game_id, *values in db.session.execute(query):
         kept_rows.setdefault(game_id, set()).add(tuple(values))
+    wrong_sums = sums_out_of_line(match.id)
     found = []
     for game in match.games:
         played = played_game(game, player_ids)
         rows = figured(played, deck_of(match)) if reviewable(played) else []
         wanted = {tuple(row[column.key] for column in compared) for row in rows}
         have = kept_rows.get(game.id, set())
-        if wanted != have:
+        if wanted != have or game.id in wrong_sums:
             inputs = inputs_of(played)
-            found.append(StaleReview(match.id, game.id, game.number, inputs, rows, not have))
+            missing = not have and game.id not in wrong_sums
+            found.append(StaleReview(match.id, game.id, game.number, inputs, rows, missing))
     return found
+
+
+def sums_out_of_line(match_id: int) -> set[int]:
+    """The match's games whose kept players' sums (``ReviewPlayer``) are not those of
+    their kept rows (``player_sums``)."""
+    kept_sums = {
+        (row[0], row[2]): row[3:]
+        for row in db.session.execute(
+            select(*(getattr(ReviewPlayer, name) for name in SUMMED)).where(
+                ReviewPlayer.match_id == match_id
+            )
+        )
+    }
+    summed = {
+        (row[0], row[2]): row[3:]
+        for row in db.session.execute(player_sums(ReviewCard.match_id == match_id))
+    }
+    return {
+        game_id
+        for game_id, player in kept_sums.keys() | summed.keys()
+        if not same_sums(kept_sums.get((game_id, player)), summed.get((game_id, player)))
+    }
+
+
+def same_sums(kept: tuple | None, summed: tuple | None) -> bool:
+    """Whether a player's kept sums are their rows' (to a rounding: a sum's order may
+    differ from one database to another)."""
+    if kept is None or summed is None:
+        return kept is summed
+    return all(
+        a == b if a is None or b is None else math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+        for a, b in zip(kept, summed, strict=True)
+    )

@@ -159,6 +159,7 @@ def test_a_copy_from_an_older_version_is_upgraded_then_restored(app, live, good)
     older = edited(
         good,
         "ALTER TABLE match DROP COLUMN links_renewed_at",  # what the revisions since OLDER added
+        "DROP TABLE review_player",
         "DROP TABLE review_card",
         "DROP TABLE play_luck",
         "DROP TABLE correction",

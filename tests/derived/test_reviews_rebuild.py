@@ -12,8 +12,17 @@ from sqlalchemy import delete, func, insert, literal, select, update
 
 from companion import store
 from companion.db import db
-from companion.derived.tables import ReviewCard
+from companion.derived.tables import ReviewCard, ReviewPlayer
 from companion.models import Game, Match
+
+SUMS = (
+    ReviewPlayer.game_id,
+    ReviewPlayer.player_id,
+    ReviewPlayer.cost,
+    ReviewPlayer.good,
+    ReviewPlayer.plays,
+    ReviewPlayer.costliest,
+)
 
 
 @pytest.fixture
@@ -100,6 +109,7 @@ def test_games_not_reviewed_yet_are_no_difference_and_rebuild_fills_them_in(
     match_id, documents = reviewed
     with app.app_context():
         db.session.execute(delete(ReviewCard))
+        db.session.execute(delete(ReviewPlayer))
         db.session.commit()
     result = runner.invoke(args=["rebuild", "--check"])
     assert result.exit_code == 0, result.output
@@ -143,3 +153,35 @@ def test_rows_kept_for_a_game_that_has_no_review_go(app, client, runner, reviewe
         assert db.session.scalar(kept.where(ReviewCard.game_id == second)) == 0
         assert db.session.scalar(kept.where(ReviewCard.game_id == first)) > 0
     assert runner.invoke(args=["rebuild", "--check"]).exit_code == 0
+
+
+def test_a_players_damaged_sums_are_found_and_mended(app, client, runner, reviewed):
+    """The household's pages read each player's sums of a game (``ReviewPlayer``): a sum
+    changed by hand, or gone, is a difference that ``rebuild`` puts back from the rows."""
+    match_id, _documents = reviewed
+    with app.app_context():
+        wanted = sorted(tuple(row) for row in db.session.execute(select(*SUMS)))
+        first = db.session.scalar(select(func.min(ReviewPlayer.id)))
+        db.session.execute(
+            update(ReviewPlayer).where(ReviewPlayer.id == first).values(cost=ReviewPlayer.cost + 3)
+        )
+        gone = db.session.scalar(select(func.max(ReviewPlayer.id)))
+        db.session.execute(delete(ReviewPlayer).where(ReviewPlayer.id == gone))
+        db.session.commit()
+    result = runner.invoke(args=["rebuild", "--check"])
+    assert result.exit_code == 1, result.output
+    assert f"match {match_id} game 1: review differs" in result.output
+    assert f"match {match_id} game 2: review differs" in result.output
+    assert runner.invoke(args=["rebuild"]).exit_code == 0
+    with app.app_context():
+        assert sorted(tuple(row) for row in db.session.execute(select(*SUMS))) == wanted
+    assert runner.invoke(args=["rebuild", "--check"]).exit_code == 0
+
+
+def test_a_deleted_match_leaves_no_review(app, client, reviewed):
+    match_id, _documents = reviewed
+    with app.app_context():
+        version = db.session.scalar(select(Match.version).where(Match.id == match_id))
+        assert store.delete_match(match_id, version)
+        for model in (ReviewCard, ReviewPlayer):
+            assert db.session.scalar(select(func.count()).select_from(model)) == 0

@@ -15,14 +15,14 @@ from typing import NamedTuple
 
 import pytest
 from driver import add_players, play_game, score_game, start_match
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 
 from companion import derived, store
 from companion.db import db
 from companion.derived import game_review
 from companion.derived.tables import ReviewCard
 from companion.household import choices, yearly
-from companion.models import Match, utcnow
+from companion.models import Game, Match, utcnow
 from companion.rules import review
 from companion.state import played_game
 
@@ -220,9 +220,8 @@ def test_a_game_reviewed_later_shows_at_once(app, client, household):
     wanted = counted(reviewed_games(app))
     assert shown_choices(name_cell(html, "Ben"))[0] in tenths(wanted[ben].cost / wanted[ben].games)
     with app.app_context():  # as a correction drops a game's review, in its write
-        db.session.execute(
-            delete(ReviewCard).where(ReviewCard.match_id == household.matches["waiting"])
-        )
+        waiting = select(Game.id).where(Game.match_id == household.matches["waiting"])
+        game_review.forget(db.session.scalars(waiting).all())
         db.session.execute(
             update(Match)
             .where(Match.id == household.matches["waiting"])
