@@ -191,3 +191,26 @@ def test_a_too_low_cards_rows_are_weighed_and_only_its(rng, game):
         assert player.choices_cost == pytest.approx(
             sum(play.loss + play.row_loss for play in theirs)
         )
+
+
+# ---------------------------------------------------------------------------
+# this_round counted by hand (the pro deck of two players: 1..24; 10 -> 3 bulls, 13 -> 1)
+
+ROWS_BY_HAND = ((1, 2, 3, 4, 6), (8, 9, 10, 12), (16,), (20,))  # bulls 5, 6, 1, 3
+
+
+@pytest.mark.parametrize(
+    ("others", "wanted"),
+    [
+        # Two players: the other's card is 13, 17 or 22, each a third. My 7 is row 1's
+        # sixth card whatever comes (5 bulls); my 14 is row 2's fifth card unless 13
+        # comes first (a third: 6 + 1 bulls); my 19 follows 16 (and 17): never a sixth.
+        (1, [5, 7 / 3, 0]),
+        # Three players: two of 13, 17, 22, each pair a third; 13 is among them in two.
+        (2, [5, 14 / 3, 0]),
+    ],
+)
+def test_this_round_is_counted_exactly_for_two_and_three_players(others, wanted):
+    hidden = np.array([13, 17, 22], dtype=np.int16)
+    figures = review.expected_this_round(ROWS_BY_HAND, hidden, [7, 14, 19], others, (1, 2))
+    assert figures.tolist() == pytest.approx(wanted, abs=1e-12)
