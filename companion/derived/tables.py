@@ -227,7 +227,7 @@ class ReviewPlayer(db.Model):
     cost (the plays' losses, a too-low card's row's too), the plays graded best or good,
     the plays, and the largest loss of a play graded worse than best (None when none
     was). The household's pages sum these rows (``companion.household.choices``), not
-    every card of every hand: a tenth of a second for 14,000 reviewed games, not three."""
+    every card of every hand: 0.2 s for 14,000 reviewed games, not 3 s (bench)."""
 
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))

@@ -7,7 +7,7 @@ Only the games whose review is kept count (``companion.derived.game_review``: th
 server's background process reviews a game after its end, ``flask rebuild`` a history's
 games): a page never figures a review, which takes seconds of CPU. A review is kept with
 each player's sums of it (``ReviewPlayer``: a row per game and player, not one per card
-of each hand: 0.02 s to read for 14,000 reviewed games, not 3 s), and each match's sums
+of each hand: 0.2 s to read for 14,000 reviewed games, not 3 s), and each match's sums
 are kept in memory by the match's version (``companion.household.by_match``): storing or
 dropping a game's review raises its match's version.
 """
