@@ -227,3 +227,27 @@ def test_to_the_games_end_is_never_less_than_this_round(monkeypatch):
             for play in plays:
                 for figures in play.hand:
                     assert figures.to_game_end >= figures.this_round - 0.1, (seed, figures)
+
+
+def test_a_card_that_surely_takes_a_row_is_graded_below_one_that_surely_does_not():
+    # Round 9 of two players on 1..24: I hold 7 and 17, the other 5 and 8. My 7 is row
+    # 1's sixth card now whatever comes (5 bulls, the other's 5 going too low onto row 2
+    # first); my 17 takes nothing now. Played later, the 7 escapes half the time: if the
+    # other's 8 comes now, it takes row 1 and the 7 follows their 5 onto a short row.
+    rows = ((1, 2, 3, 4, 6), (13,), (16,), (20,))
+    hidden = np.array([5, 8], dtype=np.int16)
+    key = (1, 9, ME)
+    takes = review.review_play(rows, hidden, [7, 17], 1, key, played(7))
+    safe = review.review_play(rows, hidden, [7, 17], 1, key, played(17))
+    seven, seventeen = takes.hand
+    assert (seven.this_round, seventeen.this_round) == (5, 0)
+    assert seven.to_game_end == 5  # now or later, it costs 5 when it takes
+    assert 2 < seventeen.to_game_end < 3.5  # about 2.5: half the playouts escape
+    assert safe.grade == review.BEST and safe.loss == 0
+    assert takes.loss == pytest.approx(seven.to_game_end - seventeen.to_game_end)
+    assert takes.grade not in review.GOOD_GRADES  # an inaccuracy, past the noise
+
+
+def played(card: int) -> rules.Step:
+    """My play of ``card`` (where it went does not matter to its review)."""
+    return rules.Step(ME, card, 1, rules.PLACED, (), 0, ())
