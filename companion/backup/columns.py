@@ -57,17 +57,13 @@ AUTO = "auto"  # an id the database gives: nothing refers to it
 LEFT = "left"  # neither in the file nor staged
 
 
-def typed(kind: type) -> Callable[[dict, str], Any]:
-    """The reader of a field that holds a value of ``kind`` (``fields.value_of``)."""
-    return partial(value_of, kind=kind)
-
-
 def text(check: Callable[[str], str]) -> Callable[[dict, str], Any]:
     """The reader of a text that the rules' ``check`` takes (a note's length, say)."""
     return lambda data, key: ruled(check, value_of(data, key, str))
 
 
-BOOL, INT, TEXT = typed(bool), typed(int), typed(str)
+# The readers of a field that holds a value of a kind (``fields.value_of``).
+BOOL, INT, TEXT = (partial(value_of, kind=kind) for kind in (bool, int, str))
 
 
 class How(NamedTuple):
