@@ -42,11 +42,13 @@ from companion.rules import N_
 from companion.rules.names import name_key
 
 
-@dataclass
+# Slots: a file's games and matches are checked by the ten thousand (a test watches
+# that the import keeps none of them: ``weakref_slot``).
+@dataclass(slots=True)
 class GameIn:
     """One game from the file, checked; ``results`` once it is finished."""
 
-    columns: dict[str, Any]  # its columns that are fields of the file (``columns.read``)
+    columns: Any  # its columns that are fields of the file, by name (``columns.read``)
     starting: list[int] = field(default_factory=list)
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
     round_times: list[datetime] = field(default_factory=list)  # when each was entered
@@ -60,19 +62,19 @@ class GameIn:
     @property
     def mode(self) -> str:
         """The game's mode: "cards" or "scores"."""
-        return self.columns["mode"]
+        return self.columns.mode
 
     @property
     def created_at(self) -> datetime:
         """When the game started."""
-        return self.columns["created_at"]
+        return self.columns.created_at
 
 
-@dataclass
+@dataclass(slots=True, weakref_slot=True)
 class MatchIn:
     """One match from the file, checked."""
 
-    columns: dict[str, Any]  # its columns that are fields of the file (``columns.read``)
+    columns: Any  # its columns that are fields of the file, by name (``columns.read``)
     end: rules.EndCondition
     seats: list[str]
     games: list[GameIn]
@@ -82,7 +84,7 @@ class MatchIn:
     @property
     def created_at(self) -> datetime:
         """When the match started."""
-        return self.columns["created_at"]
+        return self.columns.created_at
 
     @property
     def identity(self) -> bytes:
@@ -94,7 +96,7 @@ class MatchIn:
 class Backup:
     """A checked file: its players, and its matches as they are checked."""
 
-    players: list[dict[str, Any]]  # each player's columns (``columns.read``)
+    players: list  # each player's columns, by name (``columns.read``)
     matches: Iterable[MatchIn]  # iterated once; raises BackupError at a wrong match
 
 
@@ -110,7 +112,7 @@ def open_backup(raw: bytes) -> Backup:
     data = read_header(raw)
     time_of(data, "exported_at")
     players = read_players(list_of(data, "players"))
-    names = {player["name"] for player in players}
+    names = {player.name for player in players}
     return Backup(players, read_matches(list_of(data, "matches"), names, data["version"]))
 
 
@@ -230,16 +232,16 @@ def read_header(raw: bytes) -> dict:
     return object_of(data, "backup")
 
 
-def read_players(entries: list) -> list[dict[str, Any]]:
+def read_players(entries: list) -> list:
     """The players list: usable names, each player once (names compared ignoring case)."""
     return each(N_("Player %(number)d"), entries, read_player, {})
 
 
-def read_player(entry: Any, keys: dict[str, str]) -> dict[str, Any]:
+def read_player(entry: Any, keys: dict[str, str]) -> tuple:
     """One player's columns; the name is none of ``keys`` (the names so far, by
     ``name_key``), as the list spells them (the seats name players so)."""
     player = read("player", object_of(entry, "player"))
-    if (key := name_key(name := player["name"])) in keys:
+    if (key := name_key(name := player.name)) in keys:
         raise BackupError(
             N_("“%(name)s” is already in the list as “%(other)s”."), name=name, other=keys[key]
         )
@@ -263,9 +265,9 @@ def read_match(entry: Any, names: set[str], version: int = VERSION) -> MatchIn:
     """One match: its seats, house rules and games, each game replayed."""
     data = object_of(entry, "match")
     columns = read("match", data)
-    end = ruled(rules.EndCondition, columns["end_kind"], columns["end_value"])
-    seats = read_seats(value_of(data, "seats", list), names, columns["pro"])
-    deck = rules.deck_size(len(seats), columns["pro"])
+    end = ruled(rules.EndCondition, columns.end_kind, columns.end_value)
+    seats = read_seats(value_of(data, "seats", list), names, columns.pro)
+    deck = rules.deck_size(len(seats), columns.pro)
     games: list[GameIn] = []
     totals = dict.fromkeys(seats, 0)  # the finished games' bulls so far
     for number, game_data in enumerate(value_of(data, "games", list), 1):
@@ -340,7 +342,7 @@ def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, round
     cards (a round as the rules take one) and choices, the later choices it dropped."""
     data = object_of(entry, "correction")
     columns = read("correction", data)
-    number, at = columns["round_number"], columns["created_at"]
+    number, at = columns.round_number, columns.created_at
     if not 1 <= number <= rounds:
         raise BackupError(N_("“round” must be a round of this game, not %(value)s."), value=number)
     cards = seat_cards(data, seats, deck)
@@ -366,7 +368,7 @@ def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, round
             ),
             value=data["at"],
         )
-    return columns | {
+    return columns._asdict() | {
         "cards": ",".join(map(str, cards)),
         "choices": ",".join(old),
         "dropped": ",".join(dropped),

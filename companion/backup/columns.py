@@ -14,6 +14,7 @@ The derived tables are not in the file at all: they are rebuilt (``DERIVED``).
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -216,6 +217,12 @@ def by_object() -> dict[str, list[tuple[str, How]]]:
 
 
 COLUMNS = by_object()
+# An object's columns as ``read`` gives them: a named tuple per object (a file's games
+# are read by the ten thousand: a tuple is a third of a dict).
+RECORDS = {
+    kind: namedtuple(f"{kind.capitalize()}Columns", [name for name, _ in found])
+    for kind, found in COLUMNS.items()
+}
 # The file's format version: the newest that a column came in. Version 1 had no round
 # times (its rounds are stored at their game's start) and no rematch.
 VERSION = max(how.since for declared in BACKED_UP.values() for how in declared.values())
@@ -306,20 +313,20 @@ def object_of(data: Any, kind: str) -> dict:
     return data
 
 
-def read(kind: str, data: dict) -> dict[str, Any]:
+def read(kind: str, data: dict) -> tuple:
     """The columns that are fields of an object of ``kind`` (checked by ``object_of``),
-    read and checked, by name; an optional one that is missing: None."""
-    values: dict[str, Any] = {}
+    read and checked (``RECORDS``: by name); an optional one that is missing: None."""
+    values = []
     inner: dict[str, dict] = {}
-    for name, how in COLUMNS[kind]:
+    for _, how in COLUMNS[kind]:
         outer, _, key = how.key.rpartition(".")
         holder = data
         if outer:
             if outer not in inner:
                 inner[outer] = object_of(value_of(data, outer, dict), outer)
             holder = inner[outer]
-        values[name] = None if how.optional and key not in holder else how.read(holder, key)
-    return values
+        values.append(None if how.optional and key not in holder else how.read(holder, key))
+    return RECORDS[kind]._make(values)
 
 
 def in_file(model: type) -> list:

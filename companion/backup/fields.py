@@ -186,9 +186,12 @@ def name_of(data: dict, key: str) -> str:
     return name
 
 
+MODES = {"cards": "cards", "scores": "scores"}
+
+
 def mode_of(data: dict, key: str) -> str:
-    """A game's mode: "cards" or "scores"."""
-    if (mode := value_of(data, key, str)) not in ("cards", "scores"):
+    """A game's mode: "cards" or "scores" (ours: not the file's text, kept per game)."""
+    if (mode := MODES.get(value_of(data, key, str))) is None:
         raise BackupError(N_("“mode” must be “cards” or “scores”."))
     return mode
 

@@ -113,7 +113,7 @@ class Import:
 
     def __init__(self, connection: Connection, backup: Backup) -> None:
         self.connection, self.backup = connection, backup
-        self.numbers = {player["name"]: number for number, player in enumerate(backup.players, 1)}
+        self.numbers = {player.name: number for number, player in enumerate(backup.players, 1)}
         self.report = Report()
         self.stage_tables = staging_tables(connection)
         self.counts: dict[str, int] = {}  # staged matches, games, rounds, row choices

@@ -105,18 +105,18 @@ class Rows:
         taken, self.rows = self.rows, {table: [] for table in self.rows}
         return iter(taken.items())
 
-    def add_players(self, players: list[dict]) -> None:
+    def add_players(self, players: list) -> None:
         """The file's players (their columns) with their numbers (1, 2, ... in file order)."""
         self.rows[Player].extend(
-            self.row(Player, {"id": number, **player}) for number, player in enumerate(players, 1)
+            self.row(Player, {"id": number, **player._asdict()})
+            for number, player in enumerate(players, 1)
         )
 
     def add_match(self, match: MatchIn) -> None:
         """A match, its seats and games, and its statistics."""
         self.last["match"] = match_id = self.last["match"] + 1
-        self.rows[Match].append(
-            self.row(Match, {"id": match_id, **match.columns, "rematch_id": match.rematch})
-        )
+        values = {"id": match_id, **match.columns._asdict(), "rematch_id": match.rematch}
+        self.rows[Match].append(self.row(Match, values))
         self.number(match, match_id)
         seats = [self.numbers[name] for name in match.seats]
         positions = range(1, len(seats) + 1)
@@ -141,7 +141,7 @@ class Rows:
         """A game with its rounds or scores, and its statistics once finished (its game
         rows returned, with the players' numbers)."""
         self.last["game"] = game_id = self.last["game"] + 1
-        values = {"id": game_id, "match_id": match_id, "number": number, **game.columns}
+        values = {"id": game_id, "match_id": match_id, "number": number, **game.columns._asdict()}
         values.update(zip(columns.STARTING, game.starting or NO_START, strict=True))
         self.rows[Game].append(self.row(Game, values))
         if game.rounds:
