@@ -246,11 +246,11 @@ def test_a_table_faster_than_the_looks_leaves_none_of_its_games_behind(app, clie
         assert dict(db.session.execute(query).all()) == {1: 20, 2: 20}
 
 
-def figured_games(match_id: int) -> list[int]:
-    """The numbers of the match's games with luck rows."""
+def figured_games(match_id: int, kept=PlayLuck) -> list[int]:
+    """The numbers of the match's games with rows of ``kept`` (luck's, or a review's)."""
     query = (
         select(Game.number)
-        .join(PlayLuck, PlayLuck.game_id == Game.id)
+        .join(kept, kept.game_id == Game.id)
         .where(Game.match_id == match_id)
         .distinct()
         .order_by(Game.number)
@@ -277,9 +277,9 @@ def test_a_historys_games_are_reviewed_when_nothing_else_waits_the_newest_first(
         assert luck_rows(app, history) == 40 and reviewed_games(history) == 0
         matches.refresh()
         assert reviewed_games(history) == 1
-        assert reviewed_game_numbers(history) == [2]  # the newest first
+        assert figured_games(history, ReviewCard) == [2]  # the newest first
         matches.refresh()
-        assert reviewed_game_numbers(history) == [1, 2]
+        assert figured_games(history, ReviewCard) == [1, 2]
         matches.refresh()  # nothing left: nothing written
         assert reviewed_games(history) == 2
 
@@ -304,17 +304,6 @@ def test_a_history_game_whose_review_fails_is_not_tried_at_every_look(
         matches.refresh()
     assert len(tried) == 1
     assert "reviewing a game of match" in caplog.text
-
-
-def reviewed_game_numbers(match_id: int) -> list[int]:
-    query = (
-        select(Game.number)
-        .join(ReviewCard, ReviewCard.game_id == Game.id)
-        .where(Game.match_id == match_id)
-        .distinct()
-        .order_by(Game.number)
-    )
-    return list(db.session.scalars(query))
 
 
 def test_a_review_gives_way_to_a_tables_round_and_goes_on_after(app, client, monkeypatch):
