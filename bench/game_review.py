@@ -60,18 +60,25 @@ def review_games(players: int, games: int, results) -> None:
     results.put(None)
 
 
-def run(players: int, games: int, share: float | None) -> None:
-    """Review the games in a child process (held to ``share`` of a core) and print."""
-    results = multiprocessing.get_context("fork").Queue()
-    child = multiprocessing.get_context("fork").Process(
-        target=review_games, args=(players, games, results)
-    )
+def in_a_child(target, args: tuple, share: float | None) -> tuple[list, str, float]:
+    """Run ``target(*args, results)`` in a forked child process held to ``share`` of a
+    core: what it put on ``results`` before None, the cgroup's description, and the CPU
+    seconds the whole machine took meanwhile."""
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=target, args=(*args, results))
     machine = machine_cpu_seconds()
     child.start()
     with cpu_share(share, child.pid) as held:
         found = list(iter(results.get, None))
         child.join()
-    others = max(machine_cpu_seconds() - machine - sum(cpu for cpu, *_ in found), 0.0)
+    return found, held, machine_cpu_seconds() - machine
+
+
+def run(players: int, games: int, share: float | None) -> None:
+    """Review the games in a child process (held to ``share`` of a core) and print."""
+    found, held, machine = in_a_child(review_games, (players, games), share)
+    others = max(machine - sum(cpu for cpu, *_ in found), 0.0)
     cpu = [figure[0] for figure in found]
     wall = [figure[1] for figure in found]
     noise = [value for figure in found for value in figure[2]]

@@ -16,21 +16,18 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import multiprocessing
 import os
 import random
 import statistics
 import time
 
-from bench.game_review import DECK, dealt_game
-from bench.push import cpu_share
-from bench.serving import machine_cpu_seconds
+from bench.game_review import DECK, dealt_game, in_a_child
 from companion.rules import luck
 
 
 def figure_games(players: int, games: int, results) -> None:
     """In the child process: figure ``games`` games' luck round by round, put each round's
-    CPU time and the figures' fingerprint on ``results``."""
+    CPU time on ``results``, then the figures' fingerprint."""
     rng = random.Random(42 + players)
     dealt = [dealt_game(rng, players) for _ in range(games)]
     fingerprint = hashlib.sha256()
@@ -40,22 +37,16 @@ def figure_games(players: int, games: int, results) -> None:
             odds = luck.game_odds(starting, rounds, DECK, True, (number,), {round_number})
             results.put(time.process_time() - cpu)
             fingerprint.update(repr(odds[round_number - 1]).encode())
-    results.put(None)
     results.put(fingerprint.hexdigest()[:16])
+    results.put(None)
 
 
 def run(players: int, games: int, share: float | None) -> None:
     """Figure the games in a child process (held to ``share`` of a core) and print."""
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    child = context.Process(target=figure_games, args=(players, games, results))
-    machine = machine_cpu_seconds()
-    child.start()
-    with cpu_share(share, child.pid) as held:
-        cpu = sorted(iter(results.get, None))
-        fingerprint = results.get()
-        child.join()
-    others = max(machine_cpu_seconds() - machine - sum(cpu), 0.0)
+    found, held, machine = in_a_child(figure_games, (players, games), share)
+    *cpu, fingerprint = found
+    cpu.sort()
+    others = max(machine - sum(cpu), 0.0)
     p95 = cpu[round(0.95 * (len(cpu) - 1))]
     print(f"{players} players, {games} games ({len(cpu)} rounds), {held}:")
     print(
