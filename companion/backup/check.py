@@ -10,6 +10,7 @@ matches read whole is over a gigabyte); the import writes nothing before the las
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +19,7 @@ from itertools import chain
 from typing import Any, NamedTuple
 
 from companion import rules
-from companion.backup.columns import FIELDS, VERSION, object_of, read
+from companion.backup.columns import FIELDS, RECORDS, VERSION, object_of, read
 from companion.backup.document import FORMAT, OLDEST, identity_digest
 from companion.backup.fields import (
     EARLIEST,
@@ -41,6 +42,12 @@ from companion.models import utcnow
 from companion.rules import N_
 from companion.rules.names import name_key
 
+# A correction as the import stores it (``models.Correction``, players by seat): its
+# columns that are fields of the file, then its old cards, old choices, choices dropped.
+CorrectionIn = namedtuple(
+    "CorrectionIn", [*RECORDS["correction"]._fields, "cards", "choices", "dropped"]
+)
+
 
 # Slots: a file's games and matches are checked by the ten thousand (a test watches
 # that the import keeps none of them: ``weakref_slot``).
@@ -53,8 +60,7 @@ class GameIn:
     rounds: list[tuple[list[int], dict[str, int]]] = field(default_factory=list)
     round_times: list[datetime] = field(default_factory=list)  # when each was entered
     scores: list[int | list[int]] = field(default_factory=list)
-    # Rounds corrected, each a Correction's columns by name (players by seat).
-    corrections: list[dict] = field(default_factory=list)
+    corrections: list[CorrectionIn] = field(default_factory=list)  # rounds corrected
     results: dict[str, int] | None = None
     # The statistics rows of a finished game, with names for players and 0 for ids.
     figures: GameFigures = field(default_factory=lambda: GameFigures([], [], []))
@@ -336,7 +342,9 @@ def read_game(entry: Any, seats: list[str], deck: int, version: int = VERSION) -
     return game
 
 
-def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, rounds: int) -> dict:
+def read_correction(
+    entry: Any, seats: list[str], game: GameIn, deck: int, rounds: int
+) -> CorrectionIn:
     """One correction of a game of ``rounds``, in stored form (``models.Correction``,
     players by seat): the round, when (after its game started, not after now), its old
     cards (a round as the rules take one) and choices, the later choices it dropped."""
@@ -368,11 +376,7 @@ def read_correction(entry: Any, seats: list[str], game: GameIn, deck: int, round
             ),
             value=data["at"],
         )
-    return columns._asdict() | {
-        "cards": ",".join(map(str, cards)),
-        "choices": ",".join(old),
-        "dropped": ",".join(dropped),
-    }
+    return CorrectionIn(*columns, ",".join(map(str, cards)), ",".join(old), ",".join(dropped))
 
 
 def round_times(game: GameIn, entries: list, version: int) -> list[datetime]:

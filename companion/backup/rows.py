@@ -2,11 +2,12 @@
 
 Matches, games, rounds and row choices get ids of their own counted from 1 (the import
 moves them past the largest ids there when it copies them in); players are their
-number in the file (mapped to their ids in the same step). Each row is made from its
-values by column name, in the order ``columns`` declares (``Rows.row``, or
-``Rows.many`` for a game's plays), with what the import writes anew made as declared
-and times through the driver's own conversion, so a million rows go to the driver
-without passing through SQLAlchemy one by one.
+number in the file (mapped to their ids in the same step). Every row is put in the
+order ``columns`` declares from values named by column: a game's plays by keyword
+(``Rows.many``), a match, game, player or correction as a ``Layout`` of names made
+once (``Rows.row``: a game's row takes a microsecond, as a hand-written tuple nearly
+did). What the import writes anew is made as declared, times go through the driver's
+own conversion, so a million rows reach the driver without SQLAlchemy one by one.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from itertools import chain, count, repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import DateTime
 
 from companion import derived
 from companion.backup import columns
-from companion.backup.check import GameIn, MatchIn
+from companion.backup.check import CorrectionIn, GameIn, MatchIn
 from companion.derived import figures
 from companion.derived.figures import GameRow, MatchRow, NemesisRow, TakeRow
 from companion.derived.timing import GameTimes, counted, timeline
@@ -38,16 +39,11 @@ STAGED: dict[type, tuple[str, ...]] = {
     derived.CardTake: TakeRow._fields,
     derived.PlayerMatchStat: MatchRow._fields,
 }
-# What the import writes anew in an input's row (``columns.fresh``), and its times.
+# What the import writes anew in an input's row (``columns.fresh``).
 MADE = {
     model: [(name, how.make) for name, how in columns.BACKED_UP[model].items() if how.make]
     for model in (Player, *INPUTS)
 }
-TIMES = {
-    model: [name for name in names if isinstance(model.__table__.c[name].type, DateTime)]
-    for model, names in STAGED.items()
-}
-PICK = {model: itemgetter(*names) for model, names in STAGED.items()}  # a row, in order
 NO_START = (None,) * len(columns.STARTING)  # a score-only game's starting cards
 # Which counter a staged id belongs to, for the tables that carry their own.
 OWN_IDS = {
@@ -57,6 +53,43 @@ OWN_IDS = {
 }
 
 Stamp = Callable[[datetime], Any]
+
+
+class Layout(NamedTuple):
+    """How a table's staged rows are made from values given in the order of ``given``
+    (its columns by name): put in the staged order, with what the import writes anew
+    (``columns.fresh``); ``times``: the places of the given times."""
+
+    model: type
+    given: tuple[str, ...]
+    order: Callable[[tuple], tuple]
+    times: tuple[int, ...]
+
+
+def layout(model: type, *given: str) -> Layout:
+    """The layout of ``model``'s rows given as ``given``: every staged column but those
+    made anew, each once (else TypeError, as this module is imported)."""
+    names = (*given, *(name for name, _ in MADE[model]))
+    if sorted(names) != sorted(STAGED[model]):
+        raise TypeError(f"{model.__name__} is staged as {STAGED[model]}, not {names}")
+    order = itemgetter(*(names.index(name) for name in STAGED[model]))
+    table = model.__table__.c
+    times = (place for place, name in enumerate(given) if isinstance(table[name].type, DateTime))
+    return Layout(model, given, order, tuple(times))
+
+
+# The inputs' rows as ``Rows`` gives their values: the ids, then the columns that
+# ``columns.read`` checked (and a correction's stored lists, as ``check`` keeps them).
+PLAYER = layout(Player, "id", *columns.RECORDS["player"]._fields)
+MATCH = layout(Match, "id", "rematch_id", *columns.RECORDS["match"]._fields)
+GAME = layout(Game, "id", "match_id", "number", *columns.STARTING, *columns.RECORDS["game"]._fields)
+CORRECTION = layout(Correction, "game_id", *CorrectionIn._fields)
+# ... and a match's seats, a game's rounds, plays, row choices and scores, a column each.
+SEATS = layout(Seat, "match_id", "player_id", "position")
+ROUNDS = layout(Round, "id", "game_id", "number", "created_at")
+PLAYS = layout(Play, "round_id", "game_id", "player_id", "card")
+CHOICES = layout(RowChoice, "id", "round_id", "player_id", "row")
+SCORES = layout(Score, "game_id", "player_id", "bulls", "cards")
 
 
 def import_minutes(match: MatchIn) -> int:
@@ -79,22 +112,28 @@ class Rows:
         self.last = dict.fromkeys(OWN_IDS.values(), 0)
         self.in_progress: list[int] = []  # staged ids of matches still being played
 
-    def row(self, model: type, values: dict[str, Any]) -> tuple:
-        """A staged row of ``model`` from its values by column: what the import writes
-        anew made as ``columns`` declares, times as the driver takes them."""
-        for name, make in MADE[model]:
-            values[name] = make(values)
-        for name in TIMES[model]:
-            values[name] = self.stamp(values[name])
-        return PICK[model](values)  # KeyError: a staged column that nothing gave
+    def row(self, layout: Layout, values: tuple) -> tuple:
+        """A staged row from its values given as ``layout`` says: times as the driver
+        takes them, what the import writes anew made as ``columns`` declares."""
+        if layout.times:
+            values = list(values)
+            for place in layout.times:
+                values[place] = self.stamp(values[place])
+        if made := MADE[layout.model]:
+            named = dict(zip(layout.given, values, strict=True))
+            values = (*values, *(make(named) for _, make in made))
+        return layout.order(values)
 
-    def many(self, model: type, **values: Iterable) -> Iterator[tuple]:
-        """Staged rows of ``model`` from their columns' values by name, each an iterable
-        (the shortest ends them), times as the driver takes them."""
-        for name in TIMES[model]:
-            values[name] = map(self.stamp, values[name])
+    def many(self, layout: Layout, *columns: Iterable) -> Iterator[tuple]:
+        """Staged rows from their columns' values given as ``layout`` says, each an
+        iterable (the shortest ends them), times as the driver takes them."""
+        if layout.times:
+            columns = tuple(
+                map(self.stamp, values) if place in layout.times else values
+                for place, values in enumerate(columns)
+            )
         # strict=False: a repeat() goes on, the other columns end it.
-        return zip(*PICK[model](values), strict=False)
+        return zip(*layout.order(columns), strict=False)
 
     def number(self, match: MatchIn, staged: int) -> None:
         """A match the file adds, by its number there, for the rematch links that name it."""
@@ -108,21 +147,17 @@ class Rows:
     def add_players(self, players: list) -> None:
         """The file's players (their columns) with their numbers (1, 2, ... in file order)."""
         self.rows[Player].extend(
-            self.row(Player, {"id": number, **player._asdict()})
-            for number, player in enumerate(players, 1)
+            self.row(PLAYER, (number, *player)) for number, player in enumerate(players, 1)
         )
 
     def add_match(self, match: MatchIn) -> None:
         """A match, its seats and games, and its statistics."""
         self.last["match"] = match_id = self.last["match"] + 1
-        values = {"id": match_id, **match.columns._asdict(), "rematch_id": match.rematch}
-        self.rows[Match].append(self.row(Match, values))
+        self.rows[Match].append(self.row(MATCH, (match_id, match.rematch, *match.columns)))
         self.number(match, match_id)
         seats = [self.numbers[name] for name in match.seats]
         positions = range(1, len(seats) + 1)
-        self.rows[Seat].extend(
-            self.many(Seat, match_id=repeat(match_id), player_id=seats, position=positions)
-        )
+        self.rows[Seat].extend(self.many(SEATS, repeat(match_id), seats, positions))
         finished = []
         for number, game in enumerate(match.games, 1):
             rows = self.add_game(match_id, number, game, seats)
@@ -141,29 +176,19 @@ class Rows:
         """A game with its rounds or scores, and its statistics once finished (its game
         rows returned, with the players' numbers)."""
         self.last["game"] = game_id = self.last["game"] + 1
-        values = {"id": game_id, "match_id": match_id, "number": number, **game.columns._asdict()}
-        values.update(zip(columns.STARTING, game.starting or NO_START, strict=True))
-        self.rows[Game].append(self.row(Game, values))
+        starting = game.starting or NO_START
+        self.rows[Game].append(
+            self.row(GAME, (game_id, match_id, number, *starting, *game.columns))
+        )
         if game.rounds:
             self.add_rounds(game_id, game.rounds, seats, game.round_times)
         self.rows[Correction].extend(
-            self.row(Correction, {"game_id": game_id, **correction})
-            for correction in game.corrections
+            self.row(CORRECTION, (game_id, *correction)) for correction in game.corrections
         )
-        if game.scores:
-            scores = game.scores  # per seat: bulls, or the cards of the pile
-            self.rows[Score].extend(
-                self.many(
-                    Score,
-                    game_id=repeat(game_id),
-                    player_id=seats,
-                    bulls=(None if isinstance(pile, list) else pile for pile in scores),
-                    cards=(
-                        ",".join(map(str, pile)) if isinstance(pile, list) else None
-                        for pile in scores
-                    ),
-                )
-            )
+        if game.scores:  # per seat: bulls, or the cards of the pile
+            bulls = [None if isinstance(pile, list) else pile for pile in game.scores]
+            piles = [",".join(map(str, p)) if isinstance(p, list) else None for p in game.scores]
+            self.rows[Score].extend(self.many(SCORES, repeat(game_id), seats, bulls, piles))
         if game.results is None:
             return []
         named, rivals, takes = game.figures  # players by name, ids 0: filled in here
@@ -184,22 +209,16 @@ class Rows:
         self.last["round"] = first + len(rounds) - 1
         ids = range(first, first + len(rounds))
         self.rows[Round].extend(
-            self.many(
-                Round,
-                id=ids,
-                game_id=repeat(game_id),
-                number=range(1, len(rounds) + 1),
-                created_at=times,
-            )
+            self.many(ROUNDS, ids, repeat(game_id), range(1, len(rounds) + 1), times)
         )
         # One zip for the whole game: round ids each repeated once per seat.
         self.rows[Play].extend(
             self.many(
-                Play,
-                round_id=chain.from_iterable(map(repeat, ids, repeat(len(seats)))),
-                game_id=repeat(game_id),
-                player_id=chain.from_iterable(repeat(seats, len(rounds))),
-                card=chain.from_iterable(cards for cards, _ in rounds),
+                PLAYS,
+                chain.from_iterable(map(repeat, ids, repeat(len(seats)))),
+                repeat(game_id),
+                chain.from_iterable(repeat(seats, len(rounds))),
+                chain.from_iterable(cards for cards, _ in rounds),
             )
         )
         numbers = self.numbers
@@ -211,9 +230,5 @@ class Rows:
         if chosen:
             first = self.last["row_choice"] + 1
             self.last["row_choice"] += len(chosen)
-            round_ids, players, rows = zip(*chosen, strict=True)
-            self.rows[RowChoice].extend(
-                self.many(
-                    RowChoice, id=count(first), round_id=round_ids, player_id=players, row=rows
-                )
-            )
+            rows = self.many(CHOICES, count(first), *zip(*chosen, strict=True))
+            self.rows[RowChoice].extend(rows)
