@@ -15,6 +15,8 @@ from backups import FORMAT, export, household, shifted, snapshot, upload, withou
 from conftest import make_app
 from driver import add_players, start_match
 
+from companion.backup.columns import VERSION
+
 
 @pytest.fixture
 def source(client):
@@ -41,7 +43,7 @@ def test_export_is_one_versioned_file_of_inputs(source):
     )
     document = json.loads(response.data)
     assert list(document) == ["format", "version", "exported_at", "players", "matches"]
-    assert (document["format"], document["version"]) == (FORMAT, 2)
+    assert (document["format"], document["version"]) == (FORMAT, VERSION)
     assert [player["name"] for player in document["players"]] == [
         "Anna",
         "Ben",
@@ -195,8 +197,8 @@ BAD = {
     "a list": (lambda d: [], "its “format” is not “6nimmt-companion”"),
     "wrong format": (lambda d: {**d, "format": "7nimmt"}, "its “format” is not “6nimmt-"),
     "future version": (
-        lambda d: {**d, "version": 3},
-        "format version 3, from a newer companion; this one reads version 2",
+        lambda d: {**d, "version": VERSION + 1},
+        f"format version {VERSION + 1}, from a newer companion; this one reads version {VERSION}",
     ),
     "version 0": (lambda d: {**d, "version": 0}, "Unknown backup format version 0."),
     "version as text": (lambda d: {**d, "version": "1"}, "“version” must be a whole number."),

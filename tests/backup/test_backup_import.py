@@ -23,6 +23,7 @@ from sqlalchemy import insert, select, update
 from companion import derived, store
 from companion.backup import apart, load
 from companion.backup.check import read_backup
+from companion.backup.columns import VERSION
 from companion.db import db
 from companion.models import Match, Player, utcnow
 from companion.storage import imports as engines
@@ -95,6 +96,7 @@ from conftest import testing_config
 from companion import create_app
 from companion.backup import apart, load
 from companion.backup.check import read_backup
+from companion.backup.columns import VERSION
 
 statement = load.merge_statement
 def crash(model, *args):
@@ -197,9 +199,10 @@ def test_a_big_file_is_imported_by_a_helper_process(app, client, document, monke
     assert calls == []  # the helper did the work, in its own process
     page = client.get("/backup").get_data(as_text=True)
     assert "Players added: 0" in page and "Matches added: 2" in page
-    refused = upload(client, {**document, "version": 3})
+    refused = upload(client, {**document, "version": VERSION + 1})
     assert refused.status_code == 422  # its refusals come back whole, with the message
-    assert "format version 3, from a newer companion" in refused.get_data(as_text=True)
+    newer = f"format version {VERSION + 1}, from a newer companion"
+    assert newer in refused.get_data(as_text=True)
 
 
 @pytest.mark.app_config(IMPORT_APART_FROM=0)
