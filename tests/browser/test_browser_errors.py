@@ -52,7 +52,10 @@ def test_every_card_error_reads_whole_and_send_stays_in_view(page, live_server, 
     for number, wrong in enumerate(WRONG):
         for seat, name in enumerate(names):
             page.get_by_label(name, exact=True).fill(wrong.get(seat, GOOD[seat]))
+        shown = page.locator("#match").element_handle()
         send.click()
+        # The answer replaces the match: until then the last try's message is still there.
+        shown.wait_for_element_state("hidden")
         messages = page.locator("#entry .field-error, #entry .form-error")
         expect(messages).to_have_count(1)  # one message, for one field or for several
         blanks = list(wrong.values()).count("")  # each marked; else the one field that is wrong
