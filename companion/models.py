@@ -76,6 +76,8 @@ class Match(db.Model):
     # When "Make new links" last replaced them: a rematch's links are handed to the phones
     # of the match before only while they are the ones it was started with.
     links_renewed_at: Mapped[datetime | None] = mapped_column(default=None)
+    # The players' note on the match ("Oma's 80th"), as ``rules.match_note`` takes it.
+    note: Mapped[str | None] = mapped_column(String(200), default=None)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match",

@@ -449,15 +449,15 @@ def fill_all_missing_luck() -> int:
 
 
 def create_match(
-    end: EndCondition, pro: bool, seats: list[int], new_name: str | None
+    end: EndCondition, pro: bool, seats: list[int], new_name: str | None, note: str | None = None
 ) -> Match | None:
-    """Store a new match: its house rules, the seated players in order and a new player
-    typed in the form (seated last). None when that name was taken meanwhile (the unique
-    key, in a race with another phone): nothing is stored."""
+    """Store a new match: its house rules, the seated players in order, a new player
+    typed in the form (seated last) and its note. None when that name was taken meanwhile
+    (the unique key, in a race with another phone): nothing is stored."""
     try:
         with writing():
             room_for(Match)
-            match = Match(end_kind=end.kind, end_value=end.value, pro=pro)
+            match = Match(end_kind=end.kind, end_value=end.value, pro=pro, note=note)
             players = [db.session.get(Player, player_id) for player_id in seats]
             if new_name:
                 players.append(new_player(new_name))

@@ -159,7 +159,7 @@ def match_csv_file(match_id: int):
     """One match for a spreadsheet: bulls per game and player, and the totals."""
     state = match_state(db.get_or_404(Match, match_id))
     labels = gettext("Game"), gettext("Total"), gettext("Played at"), gettext("Minutes")
-    text = match_csv(state, *labels[:2], csv_times(match_id), labels[2:])
+    text = match_csv(state, *labels[:2], csv_times(match_id), labels[2:], gettext("Note"))
     name = f"6nimmt-match-{match_id}-{state.match.created_at:%Y-%m-%d}.csv"
     return Response(
         text, mimetype="text/csv", headers={"Content-Disposition": f'attachment; filename="{name}"'}

@@ -132,6 +132,7 @@ BACKED_UP: dict[type, dict[str, How]] = {
         "watch_token": NEW_TOKEN,
         "links_renewed_at": left("an imported match's links are new, made on import"),
         "rematch_id": file("matches[].rematch: the match's number in the file", since=2),
+        "note": field("match", "note", text(rules.match_note), optional=True, since=3),
     },
     Seat: {
         "id": ROW_ID,
@@ -224,7 +225,7 @@ RECORDS = {
     for kind, found in COLUMNS.items()
 }
 # The file's format version: the newest that a column came in. Version 1 had no round
-# times (its rounds are stored at their game's start) and no rematch.
+# times (its rounds are stored at their game's start) and no rematch; 2 had no note.
 VERSION = max(how.since for declared in BACKED_UP.values() for how in declared.values())
 
 

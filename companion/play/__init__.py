@@ -34,6 +34,7 @@ ROUTES = [
     ("/matches/", POST, setup.create),
     (f"{MATCH}/rematch", POST, setup.rematch),
     (f"{MATCH}/rematch", GET, setup.follow_rematch),
+    (f"{MATCH}/note", POST, setup.change_note),
     # The match at the table: its pages, and how they stay up to date.
     (MATCH, GET, match_pages.show),
     (f"{MATCH}/grid", GET, match_pages.grid),

@@ -51,9 +51,16 @@ class Seat(NamedTuple):
 
 
 def play_data(
-    match_id: int, seats: Sequence[Seat], played_at: datetime, minutes: int, location: str
+    match_id: int,
+    seats: Sequence[Seat],
+    played_at: datetime,
+    minutes: int,
+    location: str,
+    note: str | None = None,
 ) -> dict:
-    """The play as BG Stats reads it: ranks by bulls (1 = fewest, ties share a rank)."""
+    """The play as BG Stats reads it: ranks by bulls (1 = fewest, ties share a rank); the
+    match's note as the play's comments."""
+    comments = {"comments": note} if note else {}
     return {
         "sourceName": SOURCE_NAME,
         "sourcePlayId": f"companion-match-{match_id}",
@@ -72,6 +79,7 @@ def play_data(
             }
             for position, seat in enumerate(seats)
         ],
+        **comments,
     }
 
 
@@ -115,5 +123,6 @@ def bgstats_link(state: MatchState, times: MatchTimes) -> BgStats | None:
     ]
     local = to_user_timezone(span.start).replace(tzinfo=None)
     location = current_app.config.get("LOCATION") or DEFAULT_LOCATION
-    match_id = state.match.id
-    return BgStats(play_link(play_data(match_id, seats, local, span.minutes, location)), match_id)
+    match_id, note = state.match.id, state.match.note
+    data = play_data(match_id, seats, local, span.minutes, location, note)
+    return BgStats(play_link(data), match_id)

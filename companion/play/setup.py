@@ -1,16 +1,18 @@
-"""Matches: start one with players and house rules, follow it, read its scoreboard."""
+"""Matches: start one with players, house rules and a note, change its note, follow it
+to its rematch."""
 
 from __future__ import annotations
 
 from flask import redirect, request, url_for
 from flask_babel import gettext
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from companion import rules
 from companion.db import db
 from companion.models import MAX_ID, Match, Player, Seat
-from companion.state import current_state
-from companion.store import Full, add_player, create_match, start_rematch
+from companion.play.board import match_view
+from companion.state import MatchState, current_state
+from companion.store import Change, Full, add_player, create_match, start_rematch, write_match
 from companion.web import present
 from companion.web.access import follow, grant, require_player
 from companion.web.htmx import render
@@ -88,6 +90,8 @@ def create():
         errors["seats"] = seat_errors[0]
     end, end_errors = read_end(request.form)
     errors.update(end_errors)
+    note, note_errors = read_note(request.form)
+    errors.update(note_errors)
     pro = request.form.get("deck") == "pro"
     total = len(seats) + (1 if new_name else 0)
     if "seats" not in errors and not rules.MIN_PLAYERS <= total <= rules.MAX_PLAYERS:
@@ -97,7 +101,7 @@ def create():
     if errors:
         return new_match_form(errors), 422
     try:
-        match = create_match(end, pro, seats, new_name)
+        match = create_match(end, pro, seats, new_name, note)
     except Full as full:
         message = present.matches_full() if full.model is Match else present.players_full()
         return new_match_form({"new_player" if full.model is Player else "seats": message}), 422
@@ -133,6 +137,8 @@ def seat_someone_new(form):
     player = db.session.scalar(select(Player).where(Player.name == name))
     kept = {field: seat.id for field, seat in zip(SEAT_FIELDS, [*seats, player], strict=False)}
     kept.update((key, form.get(key, DEFAULT_RULES[key])) for key in DEFAULT_RULES)
+    if form.get("note"):
+        kept["note"] = form["note"]
     return redirect(url_for("play.new", **kept, added=player.id), code=303)
 
 
@@ -190,6 +196,41 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     if limit is None:
         return rules.EndCondition(), {"end_value": gettext("Enter a number from 1 to 1000.")}
     return rules.EndCondition(kind, limit), {}
+
+
+def read_note(form) -> tuple[str | None, dict[str, str]]:
+    """The note typed in the form (None when empty), or its error under "note"."""
+    try:
+        return rules.match_note(form.get("note", "")), {}
+    except rules.RuleError as error:
+        return None, {"note": error.message(gettext)}
+
+
+def change_note(match_id: int):
+    """Change the match's note from a phone with its player link: back to the match, or
+    422 with the message beside the field and nothing stored."""
+    note, errors = read_note(request.form)
+
+    def check(state: MatchState) -> Change:
+        require_player(state.match)
+        return Change(statements=[update(Match).where(Match.id == match_id).values(note=note)])
+
+    if not errors:
+        write_match(match_id, check)  # raises the version: the shared replays hold the note
+        return redirect(url_for("play.show", match_id=match_id), 303)
+    state = current_state(match_id)
+    require_player(state.match)
+    typed = {"note": request.form.get("note", "")}
+    page = render(
+        "matches/show.html",
+        "match",
+        **match_view(state),
+        form={},
+        errors={},
+        note_form=typed,
+        note_errors=errors,
+    )
+    return page, 422, {"HX-Reswap": "outerHTML show:#match-note:top"}
 
 
 def rematch(match_id: int):

@@ -97,6 +97,8 @@ from companion.rules.match import (
 )
 from companion.rules.names import (
     MAX_NAME,
+    MAX_NOTE,
+    match_note,
     name_key,
     player_name,
 )
@@ -124,6 +126,7 @@ __all__ = [
     "GAMES",
     "HAND_SIZE",
     "MAX_NAME",
+    "MAX_NOTE",
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "MORE_THAN",
@@ -175,6 +178,7 @@ __all__ = [
     "game_luck",
     "game_odds",
     "lowest",
+    "match_note",
     "match_totals",
     "most_taken",
     "name_key",

@@ -1,5 +1,5 @@
 """Player names: one rule wherever a name comes in (players page, new match, renaming,
-resolver form, JSON API, backup files).
+resolver form, JSON API, backup files); and a match's note, which comes in the same ways.
 
 A name is text of 1 to 30 characters in Unicode's NFKC form (fullwidth letters are
 stored as plain ones), its runs of spaces made one. It may not hold what would make two
@@ -89,6 +89,23 @@ def name_key(name: str) -> str:
     text = IGNORABLE.sub("", unicodedata.normalize("NFKC", name))
     folded = unicodedata.normalize("NFKC", text.casefold())  # casefold can un-normalise
     return " ".join(skeleton_key(folded).split())
+
+
+MAX_NOTE = 200  # a match's note: "Oma's 80th", a place, who brought the cake
+
+
+def match_note(value: Any, subject: Any = None) -> str | None:
+    """``value`` as a match's note, NFC and its spaces tidied (one line), or None when
+    it is empty; RuleError when it is longer than ``MAX_NOTE`` or holds a control
+    character. Unlike a name, it may hold any visible text: it names nobody."""
+    if not isinstance(value, str):
+        raise RuleError(N_("A note must be text."), subject)
+    note = " ".join(unicodedata.normalize("NFC", value).split())
+    if len(note) > MAX_NOTE:
+        raise RuleError(N_("A note has at most %(max)d characters."), subject, max=MAX_NOTE)
+    if {unicodedata.category(char) for char in note} & {"Cc", "Cs"}:
+        raise RuleError(N_("A note cannot contain control characters."), subject)
+    return note or None
 
 
 def clean_name(raw: str | None, gettext: Gettext = _identity) -> tuple[str, str | None]:

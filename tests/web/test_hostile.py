@@ -201,7 +201,9 @@ def seed(tmp_path_factory) -> Seed:
             "end_kind": "more_than",
             "end_value": "66",
             "deck": "standard",
+            "note": "Oma’s 80th",
         },
+        "play.change_note": {"note": "Oma’s 80th"},
         "play.start_game": {"game": "1", "row1": "12", "row2": "24", "row3": "37", "row4": "40"},
         "play.score_game": {
             "game": "1",
