@@ -59,11 +59,22 @@ def test_one_address_waits_behind_itself_while_another_goes_through():
     assert app.slots == {}  # no address kept once its requests are done
 
 
-def test_a_slot_is_given_back_before_the_body_so_an_open_stream_holds_none():
-    sent = threading.Event()
+def test_a_slot_is_given_back_before_the_body_of_a_page():
+    def page(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/html")])
+        return [b"<p>ok</p>"]
+
+    app = ByAddress(page, limit=1)
+    body = app({"REMOTE_ADDR": "10.0.0.4"}, lambda *args: None)
+    assert app.slots == {}  # before a byte of the body is sent
+    assert b"".join(body) == b"<p>ok</p>"
+
+
+def event_stream(sent: threading.Event):
+    """An app whose streams send one event, then stay open until ``sent`` is set."""
 
     def stream(environ, start_response):
-        start_response("200 OK", [("Content-Type", "text/event-stream")])
+        start_response("200 OK", [("Content-Type", "text/event-stream; charset=utf-8")])
 
         def events():
             yield b"data: 1\n\n"
@@ -71,12 +82,31 @@ def test_a_slot_is_given_back_before_the_body_so_an_open_stream_holds_none():
 
         return events()
 
-    app = ByAddress(stream, limit=1)
-    open_stream = app({"REMOTE_ADDR": "10.0.0.5"}, lambda *args: None)
-    assert next(iter(open_stream)) == b"data: 1\n\n"
+    return stream
+
+
+def test_a_stream_holds_its_slot_until_its_first_chunk_is_sent_then_none():
+    sent = threading.Event()
+    app = ByAddress(event_stream(sent), limit=1)
+    open_stream = iter(app({"REMOTE_ADDR": "10.0.0.5"}, lambda *args: None))
+    assert next(open_stream) == b"data: 1\n\n"
+    slot, _users = app.slots["10.0.0.5"]
+    assert not slot.acquire(blocking=False)  # being sent: the stream holds the slot
+    waiting = threading.Thread(target=lambda: next(open_stream, None), daemon=True)
+    waiting.start()  # the server asks for the next chunk: the first was sent
     second = app({"REMOTE_ADDR": "10.0.0.5"}, lambda *args: None)  # would wait if held
     assert next(iter(second)) == b"data: 1\n\n"
     sent.set()
+    waiting.join(WAIT)
+    second.close()
+    assert app.slots == {}
+
+
+def test_a_stream_closed_before_its_first_chunk_gives_its_slot_back():
+    app = ByAddress(event_stream(threading.Event()), limit=1)
+    for _ in range(2):  # the second would wait for good if the first kept its slot
+        app({"REMOTE_ADDR": "10.0.0.6"}, lambda *args: None).close()
+    assert app.slots == {}
 
 
 def test_a_request_that_fails_gives_its_slot_back():
