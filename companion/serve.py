@@ -44,13 +44,17 @@ except ImportError:  # Windows
     resource = None
 
 try:
+    from gevent.server import StreamServer
     from gunicorn.app.base import BaseApplication
     from gunicorn.http import wsgi as gunicorn_wsgi
+    from gunicorn.workers import ggevent
 except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
-    BaseApplication = object
-    gunicorn_wsgi = None
+    BaseApplication = StreamServer = object
+    gunicorn_wsgi = ggevent = None
 
 BACKLOG = 1024  # connections waiting to be accepted
+# Connections a worker accepts each time its loop finds some waiting (gunicorn takes one).
+ACCEPT = 100
 MAX_WORKERS = 4
 # Open connections a worker holds at once: every phone keeps an event stream open, and
 # a stream or a slow client costs a greenlet (bench/load.py holds 2,000 on two workers).
@@ -61,7 +65,6 @@ THREADS = 4  # waitress's threads (Windows, --workers 1): there phones poll inst
 
 # gunicorn's settings for `make run`; GUNICORN_CMD_ARGS may override any of them.
 GUNICORN = {
-    "worker_class": "gevent",
     "worker_connections": CONNECTIONS,
     "backlog": BACKLOG,
     # A phone without its stream polls every 2 s: a connection kept 10 s serves its next.
@@ -272,6 +275,7 @@ class Gunicorn(BaseApplication):
             **GUNICORN,
             "bind": [f"fd://{self.listener.fileno()}"],
             "workers": self.workers,
+            "worker_class": Worker,  # gunicorn's gevent worker, accepting what waits
             "post_fork": first_heartbeat,
             "post_worker_init": start_worker,
             "pre_request": close_after_large_body,
@@ -292,6 +296,36 @@ class Gunicorn(BaseApplication):
     def load(self):
         """The app, made in each worker after the fork."""
         return create_app(self.settings)
+
+
+class AcceptingServer(StreamServer):
+    """gevent's server, accepting up to ACCEPT waiting connections at once, whatever
+    gunicorn sets.
+
+    With more than one worker gunicorn sets ``max_accept`` to 1, to spread connections
+    over the workers: a worker then takes one connection each time round its loop, and a
+    round is as long as the requests it runs. One address opening streams by the
+    thousand (issue 42) then kept every other phone's connection in the kernel's queue
+    behind its own, in the order they came: a bystander's page took as long as a flood's
+    stream to open (0.6 s at a Raspberry Pi's share of a core, its own work 10 ms).
+    Accepted at once, each waits in the app's line of its own address
+    (``companion.web.by_address``), and the bystander's goes first.
+    """
+
+    max_accept = property(lambda self: ACCEPT, lambda self, value: None)
+
+
+class Worker(getattr(ggevent, "GeventWorker", object)):
+    """gunicorn's gevent worker, serving with AcceptingServer.
+
+    gunicorn has no setting for ``max_accept`` and makes the server inside ``run``: the
+    server class is swapped in its module, in this worker's process only.
+    """
+
+    def run(self) -> None:
+        """Serve as gunicorn's gevent worker does, with AcceptingServer."""
+        ggevent.StreamServer = AcceptingServer
+        super().run()
 
 
 def handshake_in_handler(_config, make_context):
@@ -336,7 +370,7 @@ def start_worker(worker) -> None:
     A gevent worker holds the match pages' event streams (a greenlet each); another
     worker class (GUNICORN_CMD_ARGS="--worker-class gthread") leaves the pages polling.
     """
-    worker.wsgi.config["LIVE_PUSH"] = type(worker).__module__.endswith("ggevent")
+    worker.wsgi.config["LIVE_PUSH"] = isinstance(worker, ggevent.GeventWorker)
     # Ctrl-C reaches every process of the terminal's group, the master and each worker;
     # the master answers it by sending each worker SIGQUIT. A worker that also quits on
     # the SIGINT itself quits twice, and a gevent worker then prints the second exit as a

@@ -196,3 +196,18 @@ def test_a_serving_process_leaves_its_startup_objects_out_of_full_collections():
         assert len(gc.get_objects(generation=2)) < 1_000  # the oldest: nearly nothing to walk
     finally:
         gc.unfreeze()
+
+
+def test_a_worker_takes_every_waiting_connection_not_one_a_round(tmp_path):
+    """gunicorn sets ``max_accept`` to 1 with several workers: a flood of connections
+    from one address then kept a bystander's in the kernel's queue behind its own
+    (issue 42). The server's workers take up to ACCEPT at once, whatever gunicorn sets."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        gunicorn = serve.Gunicorn(listener, 2, {"CERT": None, "KEY": None})
+        assert gunicorn.cfg.worker_class is serve.Worker
+        server = serve.AcceptingServer(listener, handle=lambda *args: None)
+        server.max_accept = 1  # what gunicorn's gevent worker sets before it serves
+        assert server.max_accept == serve.ACCEPT > 1
+    finally:
+        listener.close()
