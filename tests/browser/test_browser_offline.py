@@ -73,6 +73,9 @@ def test_without_the_cdn_htmx_comes_from_the_companion(browser, live_server, art
         page.get_by_role("button", name="Place the cards").click()
         expect(other.locator(".round-summary")).to_contain_text("Round 1,", timeout=5000)
 
+        # This phone's own answer too: the grid of the form it replaces would open and load,
+        # then be swapped away closed.
+        expect(page.get_by_role("heading", name=re.compile("round 2 of 10"))).to_be_visible()
         page.get_by_text("Pick from all cards").click()
         expect(page.locator("[data-card-grid] .grid button")).to_have_count(104)
         page.screenshot(path=artifacts / "offline-cdn.png")
