@@ -21,7 +21,9 @@ _names = itertools.count(1)
 def invite_links(page, live_server) -> tuple[str, str]:
     """The player and watch links from the invite page of the match open in ``page``."""
     page.get_by_role("link", name="Invite").click()
-    page.locator(".invite-link").first.wait_for()  # the invite page, not the one before
+    # The invite page, not the one before, and both links in it (the watch link is the
+    # last): all_inner_texts() takes what is there, not what is on its way.
+    expect(page.locator(".invite-link")).to_have_count(2)
     links = page.locator(".invite-link").all_inner_texts()
     player = next(link for link in links if "/join/" in link)
     assert not any("127.0.0.1" in link or "localhost" in link for link in links)
