@@ -10,6 +10,7 @@ from browsing import fits_the_phone, new_names, play_cards_game, seat_ids, start
 from conftest import new_phone_context
 from driver import deal
 from playwright.sync_api import expect
+from test_browser_phones import invite_links
 
 from companion import rules
 
@@ -18,14 +19,6 @@ pytestmark = pytest.mark.browser
 SEED = 23
 INSIDE = """el => { const r = el.getBoundingClientRect();
   return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
-
-
-def player_link(page, live_server) -> str:
-    """The match's player link, from its invite page, on loopback."""
-    page.get_by_role("link", name="Invite").click()
-    links = page.locator(".invite-link").all_inner_texts()
-    link = next(link for link in links if "/join/" in link)
-    return re.sub(r"^https?://[^/]+", live_server, link)
 
 
 def a_new_card(ids: list[int], number: int) -> tuple[int, int]:
@@ -63,7 +56,7 @@ def test_a_card_three_rounds_back_corrected_shows_what_changed_on_two_phones(
     # One line for the card changed: "Fix3: 57 → 60" (issue 43), not one per card.
     changed = re.compile(rf"{names[2]}: {was} → {card}\b")
     page.goto(match_url)
-    link = player_link(page, live_server)
+    link, _watch = invite_links(page, live_server)
     other_context = new_phone_context(browser)
     try:
         other = other_context.new_page()
