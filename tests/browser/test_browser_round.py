@@ -226,7 +226,9 @@ def test_no_animation_on_reload_or_with_reduced_motion(browser, live_server):
             page.get_by_label(f"Row {row}", exact=True).fill(str(card))
         page.get_by_role("button", name="Start game 1").click()
         type_round(page, names, [13, 25])
-        page.locator(".round-summary").wait_for()
+        # table.js marks the round for dealing out once htmx has settled the swap; before
+        # that no page has any animation, reduced motion or not.
+        page.locator("#live-table.is-dealing[data-round='1-1']").wait_for()
         assert page.evaluate("document.getAnimations().length") == 0
         page.reload()
         assert page.locator("#live-table.is-dealing").count() == 0
