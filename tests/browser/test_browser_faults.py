@@ -6,6 +6,7 @@ import pytest
 from browsing import htmx_started
 from conftest import make_app, stop_server
 from holders import held_by_another_program
+from playwright.sync_api import expect
 from waitress import create_server
 
 from companion.db import db
@@ -60,5 +61,6 @@ def test_without_javascript_the_busy_page_sends_the_name_again(page_nojs, busy_s
     assert players(app) == []
     page_nojs.get_by_role("button", name="Send again").click()
     assert page_nojs.url == f"{base}/players/"
-    assert page_nojs.get_by_role("link", name="Zoe").count() == 1
+    # The click waits for the players page to commit, not for its list to be read in.
+    expect(page_nojs.get_by_role("link", name="Zoe")).to_have_count(1)
     assert players(app) == ["Zoe"]
