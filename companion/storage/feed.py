@@ -136,9 +136,14 @@ class Feed:
     @contextlib.contextmanager
     def watching(self, match_id: int, client: str = "") -> Iterator[Stream]:
         """A stream of a match from ``client`` while the block runs; the match's stamp is
-        read first. Past a bound, the oldest stream it shares the bound with is closed."""
+        read first, unless the match is watched already (the watcher keeps its stamp:
+        one read fewer for each phone of a table). Past a bound, the oldest stream it
+        shares the bound with is closed."""
         with self.lock:
-            watch = self.watches.setdefault(match_id, Watch())
+            watch = self.watches.get(match_id)
+            known = watch is not None and watch.stamp is not None
+            if watch is None:
+                watch = self.watches[match_id] = Watch()
             stream = Stream(watch, client)
             watch.streams.append(stream)
             self.close_the_oldest(watch, client)
@@ -148,7 +153,8 @@ class Feed:
                 self.watcher = threading.Thread(target=self.run, daemon=True, name="match-stamps")
                 self.watcher.start()
         try:
-            watch.moved(self.read([match_id]).get(match_id))
+            if not known:
+                watch.moved(self.read_one(match_id))
             yield stream
         finally:
             with self.lock:
@@ -185,6 +191,12 @@ class Feed:
             streams.remove(stream)
         if not streams:
             self.by_client.pop(stream.client, None)
+
+    def read_one(self, match_id: int) -> tuple | None:
+        """The stamp of one match, or None when it is gone (one cached statement)."""
+        with self.engine.connect() as connection:
+            row = connection.execute(MATCH_STAMP, {"match_id": match_id}).first()
+            return tuple(row) if row else None
 
     def read(self, ids) -> dict[int, tuple]:
         """The stamps of these matches (a match that is gone is left out)."""

@@ -48,3 +48,24 @@ def test_the_watcher_stops_with_the_last_stream_and_starts_with_the_next(app, cl
         version = watch.stamp[0]
         enter_round(client, match_id, {cleo: 43})
         assert watch.changed(version, timeout=WAIT)[0] == version + 1
+
+
+def test_a_second_stream_of_a_watched_match_reads_nothing_and_sees_each_change(
+    app, client, table, monkeypatch
+):
+    """The watcher keeps a watched match's stamp: a phone joining the table's streams
+    costs no read (issue 42: a flood of stream openings), and misses no change."""
+    (anna, ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    feed = feed_of(app)
+    with feed.watching(match_id) as first:
+        reads: list[int] = []
+        read_one = feed.read_one
+        monkeypatch.setattr(feed, "read_one", lambda ident: reads.append(ident) or read_one(ident))
+        with feed.watching(match_id) as second:
+            assert reads == [] and second.stamp == first.stamp
+            version = second.stamp[0]
+            enter_round(client, match_id, {ben: 42})
+            assert second.changed(version, timeout=WAIT)[0] == version + 1
+        with feed.watching(match_id + 1000) as gone:  # a match nobody watches is read
+            assert reads == [match_id + 1000] and gone.stamp is None
