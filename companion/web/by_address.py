@@ -82,17 +82,16 @@ class FirstChunk:
     def __init__(self, body: Iterable[bytes], give_back: Callable[[], None]) -> None:
         self.body, self.chunks = body, iter(body)
         self.give_back: Callable[[], None] | None = give_back
-        self.sent = 0
+        self.started = False  # the first chunk was handed to the server
 
     def __iter__(self) -> Iterator[bytes]:
         return self
 
     def __next__(self) -> bytes:
-        if self.sent:
+        if self.started:
             self.release()
-        chunk = next(self.chunks)
-        self.sent += 1
-        return chunk
+        self.started = True
+        return next(self.chunks)
 
     def release(self) -> None:
         """Give the slot back, once."""
