@@ -23,7 +23,6 @@ from flask import Flask, Response, abort, current_app, request
 from companion.models import MAX_ID
 from companion.play.live import regions, view_named
 from companion.rules import whole_number
-from companion.state import match_stamp
 from companion.store import stamp_feed
 
 HEARTBEAT = 15.0  # seconds between "alive" events on a quiet stream
@@ -61,45 +60,54 @@ def shown_by(request) -> Shown:
 
 
 def events(match_id: int):
-    """The match's changes as they happen (text/event-stream), or 204 without push."""
+    """The match's changes as they happen (text/event-stream), or 204 without push.
+
+    The stream is counted and the match's stamp read here, before the answer starts:
+    404 when there is no such match (EventSource stops), one read of the database at
+    most, none when the match is watched already. The server's closing of the answer
+    (WSGI's ``close``, after the last chunk or a dropped phone) ends the stream."""
     if not current_app.config.get("LIVE_PUSH"):
         return "", 204  # EventSource stops; the page polls
-    if match_stamp(match_id) is None:
-        abort(404)
     app = current_app._get_current_object()
+    feed = stamp_feed(app)
+    stream = feed.open(match_id, request.remote_addr or "")
+    if stream.stamp is None:
+        feed.leave(stream)
+        abort(404)
     view = view_named(request.args.get("view"))
-    stream = event_stream(app, request.environ, match_id, shown_by(request), view)
-    return Response(
-        stream,
+    response = Response(
+        event_stream(app, request.environ, stream, shown_by(request), view),
         mimetype="text/event-stream",
         # A buffering proxy (nginx) would hold the events back: it must pass them on.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+    response.call_on_close(lambda: feed.leave(stream))
+    return response
 
 
-def event_stream(app: Flask, environ: dict, match_id: int, shown: Shown, view: str):
-    """The stream: what changed since ``shown``, then each change as it comes.
+def event_stream(app: Flask, environ: dict, stream, shown: Shown, view: str):
+    """The stream (the feed's, ``store.stamp_feed``): what changed since ``shown``, then
+    each change as it comes.
 
     Each change is rendered in a request context of its own, made from the stream's
     request (its session, language and token): nothing, a database connection least of
     all, is held while the stream waits.
     """
-    with stamp_feed(app).watching(match_id, environ.get("REMOTE_ADDR", "")) as stream:
-        yield f"retry: {RETRY_MS}\n\n"
-        while True:
-            stamp = stream.changed(whole(shown.version), HEARTBEAT)
-            if stream.closed:  # too many streams of the match were open
-                yield f"retry: {CLOSED_RETRY_MS}\n\n"
-                return
-            if stamp is None:
-                return  # the match is gone: the page's next request says so
-            if str(stamp[0]) == shown.version:
-                yield ALIVE
-                continue
-            with app.request_context(environ):
-                html, form_key = regions(match_id, stamp, shown.table, shown.form, view)
-            shown = Shown(str(stamp[0]), str(stamp[1]), form_key)
-            yield message("change", html, shown.event_id)
+    yield f"retry: {RETRY_MS}\n\n"
+    while True:
+        stamp = stream.changed(whole(shown.version), HEARTBEAT)
+        if stream.closed:  # too many streams of the match were open
+            yield f"retry: {CLOSED_RETRY_MS}\n\n"
+            return
+        if stamp is None:
+            return  # the match is gone: the page's next request says so
+        if str(stamp[0]) == shown.version:
+            yield ALIVE
+            continue
+        with app.request_context(environ):
+            html, form_key = regions(stream.match_id, stamp, shown.table, shown.form, view)
+        shown = Shown(str(stamp[0]), str(stamp[1]), form_key)
+        yield message("change", html, shown.event_id)
 
 
 def whole(text: str | None) -> int | None:

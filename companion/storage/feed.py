@@ -96,8 +96,8 @@ class Watch:
 class Stream:
     """One open stream of a watched match, from one client address."""
 
-    def __init__(self, watch: Watch, client: str):
-        self.watch, self.client = watch, client
+    def __init__(self, watch: Watch, client: str, match_id: int):
+        self.watch, self.client, self.match_id = watch, client, match_id
         self.closed = False
 
     @property
@@ -135,16 +135,25 @@ class Feed:
 
     @contextlib.contextmanager
     def watching(self, match_id: int, client: str = "") -> Iterator[Stream]:
-        """A stream of a match from ``client`` while the block runs; the match's stamp is
-        read first, unless the match is watched already (the watcher keeps its stamp:
-        one read fewer for each phone of a table). Past a bound, the oldest stream it
-        shares the bound with is closed."""
+        """A stream of a match from ``client`` while the block runs (``open``, ``leave``)."""
+        stream = self.open(match_id, client)
+        try:
+            yield stream
+        finally:
+            self.leave(stream)
+
+    def open(self, match_id: int, client: str = "") -> Stream:
+        """A new stream of a match from ``client``, until ``leave``. The match's stamp is
+        read once the stream is counted (a change meanwhile is not missed), unless the
+        match is watched already (the watcher keeps its stamp: no read for each phone of
+        a table); ``stream.stamp`` is None when there is no such match. Past a bound,
+        the oldest stream it shares the bound with is closed."""
         with self.lock:
             watch = self.watches.get(match_id)
             known = watch is not None and watch.stamp is not None
             if watch is None:
                 watch = self.watches[match_id] = Watch()
-            stream = Stream(watch, client)
+            stream = Stream(watch, client, match_id)
             watch.streams.append(stream)
             self.close_the_oldest(watch, client)
             self.by_client.setdefault(client, []).append(stream)
@@ -152,17 +161,24 @@ class Feed:
             if self.watcher is None:
                 self.watcher = threading.Thread(target=self.run, daemon=True, name="match-stamps")
                 self.watcher.start()
-        try:
-            if not known:
+        if not known:
+            try:
                 watch.moved(self.read_one(match_id))
-            yield stream
-        finally:
-            with self.lock:
-                if stream in watch.streams:
-                    watch.streams.remove(stream)
-                if not watch.streams:
-                    self.watches.pop(match_id, None)
-                self.forget(stream)
+            except BaseException:
+                self.leave(stream)
+                raise
+        return stream
+
+    def leave(self, stream: Stream) -> None:
+        """The stream ended: no longer counted; its match unwatched when it was the last
+        (twice is as once)."""
+        with self.lock:
+            watch = stream.watch
+            if stream in watch.streams:
+                watch.streams.remove(stream)
+            if not watch.streams and self.watches.get(stream.match_id) is watch:
+                self.watches.pop(stream.match_id)
+            self.forget(stream)
 
     def close_the_oldest(self, watch: Watch, client: str) -> None:
         """Close the match's oldest streams past the bounds: from ``client``, then in all."""

@@ -281,8 +281,35 @@ def test_a_new_game_started_elsewhere_is_pushed(app, client):
 
 
 @PUSH
-def test_a_stream_of_a_match_that_does_not_exist_is_404(client):
+def test_a_stream_of_a_match_that_does_not_exist_is_404_and_leaves_nothing_watched(app, client):
     assert client.get("/matches/999/events").status_code == 404
+    feed = app.extensions["companion.feed"]
+    assert feed.watches == {} and feed.by_client == {}
+
+
+@PUSH
+def test_a_stream_is_counted_before_its_answer_starts_and_forgotten_when_it_closes(
+    app, client, table, monkeypatch
+):
+    """Issue 42: the stream's one read of the match is the feed's, before the answer
+    starts (a 404 can still be said); a second phone of a watched match reads nothing,
+    and the server's closing of an answer ends its stream."""
+    _ids, match_id = table
+    feed = push.stamp_feed(app)
+    reads: list[int] = []
+    read_one = feed.read_one
+    monkeypatch.setattr(feed, "read_one", lambda ident: reads.append(ident) or read_one(ident))
+    version, table_version = versions_of(app, match_id)
+    path = f"/matches/{match_id}/events?since={version}&table={table_version}"
+    first = opened(client, path, "192.168.1.7")
+    second = opened(client, path, "192.168.1.8")
+    try:
+        assert reads == [match_id]
+        assert len(feed.watches[match_id].streams) == 2
+    finally:
+        first.close()
+        second.close()
+    assert feed.watches == {} and feed.by_client == {}
 
 
 @pytest.mark.app_config(LIVE_PUSH=True, STREAMS_PER_CLIENT=2, STREAMS_PER_MATCH=4)
