@@ -63,16 +63,19 @@ service-remove:
 	$(PYTHON) deploy/service.py remove --name $(SERVICE)
 
 # The tests spread over every core (pytest-xdist: a worker process each, with its own
-# servers, Chromium and PostgreSQL); each phase says how long it took.
+# servers, Chromium and PostgreSQL); a worker that runs out of tests takes some of the
+# other's (worksteal: a few tests take a minute, and a run ends with its slowest
+# worker); each phase says how long it took.
 TEST_WORKERS ?= auto
+XDIST = -n $(TEST_WORKERS) --dist worksteal
 DURATIONS ?= --durations=15  # the slowest tests of each phase, where CI's time goes
 timed = @start=$$(date +%s); $(2); status=$$?; \
 	echo "make: $(1) took $$(( $$(date +%s) - start )) s"; exit $$status
 
 test: test-tools
 	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/lint-imports)
-	$(call timed,the tests on SQLite (Chromium included),$(BIN)/pytest -n $(TEST_WORKERS) $(DURATIONS))
-	$(call timed,the database tests on PostgreSQL,$(BIN)/pytest -n $(TEST_WORKERS) --database=postgresql $(DURATIONS))
+	$(call timed,the tests on SQLite (Chromium included),$(BIN)/pytest $(XDIST) $(DURATIONS))
+	$(call timed,the database tests on PostgreSQL,$(BIN)/pytest $(XDIST) --database=postgresql $(DURATIONS))
 
 # What the tests need installed (CI times it apart from the tests).
 test-tools: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE) $(SSE_FILE)
