@@ -69,14 +69,14 @@ def events(match_id: int):
     if not current_app.config.get("LIVE_PUSH"):
         return "", 204  # EventSource stops; the page polls
     app = current_app._get_current_object()
+    view, shown = view_named(request.args.get("view")), shown_by(request)
     feed = stamp_feed(app)
     stream = feed.open(match_id, request.remote_addr or "")
     if stream.stamp is None:
         feed.leave(stream)
         abort(404)
-    view = view_named(request.args.get("view"))
     response = Response(
-        event_stream(app, request.environ, stream, shown_by(request), view),
+        event_stream(app, request.environ, stream, shown, view),
         mimetype="text/event-stream",
         # A buffering proxy (nginx) would hold the events back: it must pass them on.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
