@@ -1,7 +1,7 @@
 """Push benchmark: how soon a round reaches the other phones, and its luck after it.
 
 Run: .venv/bin/python -m bench.push [--players 4 10] [--games 3] [--cpu-share 0.25]
-[--postgresql]
+[--between-games 20] [--postgresql]
 (prints figures; not a test). It starts the real server (`python -m companion.serve`, as
 `make run` does: gevent workers and the background process) on loopback with a fresh
 database; with ``--cpu-share`` the server and every process it starts run in a cgroup
@@ -18,6 +18,13 @@ event stream, and it prints (median / p95 / max, ms):
 
 with the CPU the server and other programs took meanwhile. Targets (issue 42, at 25 % of
 a core): the push ≤ 50 / 150 / 300 ms, the write ≤ 50 / 150 ms, round 10's push ≤ 100 ms.
+
+``--between-games SECONDS`` waits before each game, as a table collects, shuffles and deals
+(a minute or more): the game just ended is reviewed in the background meanwhile
+(``companion.background``, nice 19). Back to back (the default), that review runs during
+the next game's rounds, and inside the cgroup's quota a process at nice 19 still spends
+the share the table's requests then wait for (nice orders processes that want the CPU at
+the same moment; the quota is spent by whoever ran first in the period).
 
 The cards rise from round to round (the starting cards 1-4, then the lowest unplayed), so
 no card is too low and no row choice stops a round: every round is a post and a push.
@@ -99,8 +106,11 @@ def cookie_of(phone: Browser) -> str:
     return "; ".join(f"{cookie.name}={cookie.value}" for cookie in handler.cookiejar)
 
 
-def play(port: int, database_url: str, players: int, games: int) -> dict[str, list[float]]:
-    """``games`` games of ``players`` entered by one phone, watched by another: the figures."""
+def play(
+    port: int, database_url: str, players: int, games: int, between: float = 0.0
+) -> dict[str, list[float]]:
+    """``games`` games of ``players`` entered by one phone, watched by another, ``between``
+    seconds before each game (the table collects, shuffles and deals): the figures."""
     ((match_id, token, ids),) = create_matches(database_url, 1, players, prefix=f"P{players}x")
     entering, watching = Browser(f"http://127.0.0.1:{port}"), Browser(f"http://127.0.0.1:{port}")
     for phone in (entering, watching):
@@ -115,6 +125,7 @@ def play(port: int, database_url: str, players: int, games: int) -> dict[str, li
     version = int(since)
     try:
         for game in range(1, games + 1):
+            time.sleep(between)
             answer = entering.form(f"/matches/{match_id}/games", {"game": game, **starting()})
             assert answer.status == 303, (answer.status, answer.text[:300])
             stream.at(version + 1)  # the game's start, untimed
@@ -224,6 +235,13 @@ def main() -> None:
     parser.add_argument("--postgresql", action="store_true")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--games", type=int, default=3, help="games per player count")
+    parser.add_argument(
+        "--between-games",
+        type=float,
+        default=0.0,
+        help="seconds before each game, as a table collects, shuffles and deals (a minute "
+        "or more; 0: the games back to back)",
+    )
     args = parser.parse_args()
     with bench_database(args.postgresql) as (url, database_pid):
         port = free_port()
@@ -235,13 +253,14 @@ def main() -> None:
                 for players in args.players:
                     machine, ours = machine_cpu_seconds(), cpu_seconds(server.pid)
                     mine, wall = os.times(), time.perf_counter()
-                    figures = play(port, url, players, args.games)
+                    figures = play(port, url, players, args.games, args.between_games)
                     elapsed = time.perf_counter() - wall
                     spent = cpu_seconds(server.pid) - ours
                     me = sum(os.times()[:2]) - sum(mine[:2])
                     database = cpu_seconds(database_pid) if database_pid else 0.0
                     others = max(machine_cpu_seconds() - machine - spent - me, 0.0)
-                    print(f"{players} players, {args.games} games:")
+                    pause = f", {args.between_games:g} s before each" if args.between_games else ""
+                    print(f"{players} players, {args.games} games{pause}:")
                     print(line("round's write (answer)", figures["write"]))
                     print(line("round's push, rounds 1-9", figures["push"]))
                     print(line("round 10's push", figures["push 10"]))
