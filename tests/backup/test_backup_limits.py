@@ -308,3 +308,15 @@ def test_the_quick_scans_find_what_the_careful_ones_find(value, ascii_only, tail
     careful_shape = parse.STRING.sub(b"", raw).translate(None, parse.NOT_BRACKETS)
     assert parse.structure(raw) == careful_shape
     assert parse.has_long_digits(raw) == bool(re.search(rb"\d{%d}" % (parse.MAX_DIGITS + 1), raw))
+
+
+@pytest.mark.parametrize("shift", [-parse.MAX_DIGITS - 1, -8, 0, 1])
+def test_a_long_number_across_two_blocks_of_the_digit_scan_is_found(shift):
+    """The scan translates a block at a time (a copy of a 64 MB file made whole took
+    60 MB more); a run of digits that starts in one block and ends in the next is found,
+    and so is one of 15 digits (the most a number may have) not taken for more."""
+    at = parse.SCAN_BLOCK + shift
+    long_run = b" " * at + b"1" * (parse.MAX_DIGITS + 1) + b" " * 100
+    allowed = b" " * at + b"1" * parse.MAX_DIGITS + b" " * 100
+    assert parse.has_long_digits(long_run)
+    assert not parse.has_long_digits(allowed)
