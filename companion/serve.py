@@ -44,13 +44,14 @@ except ImportError:  # Windows
     resource = None
 
 try:
+    import gevent
     from gevent.server import StreamServer
     from gunicorn.app.base import BaseApplication
     from gunicorn.http import wsgi as gunicorn_wsgi
     from gunicorn.workers import ggevent
 except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
     BaseApplication = StreamServer = object
-    gunicorn_wsgi = ggevent = None
+    gevent = gunicorn_wsgi = ggevent = None
 
 BACKLOG = 1024  # connections waiting to be accepted
 # Connections a worker accepts each time its loop finds some waiting (gunicorn takes one).
@@ -326,6 +327,24 @@ class Worker(getattr(ggevent, "GeventWorker", object)):
         """Serve as gunicorn's gevent worker does, with AcceptingServer."""
         ggevent.StreamServer = AcceptingServer
         super().run()
+
+    def handle_request(self, listener_name, req, sock, addr) -> None:
+        """Answer as gunicorn does; once the worker stops, close the connection after the
+        answer. gunicorn keeps it alive when the answer began before the stop, and then
+        waits for the phone's next request on it until the graceful timeout."""
+        super().handle_request(listener_name, req, sock, addr)
+        if not self.alive:
+            raise StopIteration("the worker stops")
+
+    def handle_exit(self, sig, frame) -> None:
+        """SIGTERM (a stop, a restart, a reload): stop as gunicorn does, and end the live
+        streams at once (in a greenlet, out of the signal handler). A stream never ends by
+        itself, so each held its worker for ``graceful_timeout``; its phone reconnects as
+        after any drop, to the server that comes next."""
+        super().handle_exit(sig, frame)
+        feed = self.wsgi.extensions.get("companion.feed")
+        if feed is not None:
+            gevent.spawn(feed.end_all)
 
 
 def handshake_in_handler(_config, make_context):

@@ -96,6 +96,8 @@ def event_stream(app: Flask, environ: dict, stream, shown: Shown, view: str):
     yield f"retry: {RETRY_MS}\n\n"
     while True:
         stamp = stream.changed(whole(shown.version), HEARTBEAT)
+        if stream.ended:  # the server stops: the phone reconnects at once, elsewhere
+            return
         if stream.closed:  # too many streams of the match were open
             yield f"retry: {CLOSED_RETRY_MS}\n\n"
             return

@@ -98,7 +98,8 @@ class Stream:
 
     def __init__(self, watch: Watch, client: str, match_id: int):
         self.watch, self.client, self.match_id = watch, client, match_id
-        self.closed = False
+        self.closed = False  # past a bound: its phone comes back in a while
+        self.ended = False  # the server stops: its phone comes back at once, elsewhere
 
     @property
     def stamp(self) -> tuple | None:
@@ -114,6 +115,12 @@ class Stream:
         """Close the stream: it ends at once, its phone reconnects."""
         self.closed = True
         self.watch.wake()
+
+    def end(self) -> None:
+        """End the stream at once because the server stops (``closed`` too, so a wait
+        returns): its phone reconnects as after any drop, to the server that comes next."""
+        self.ended = True
+        self.close()
 
 
 class Feed:
@@ -131,6 +138,7 @@ class Feed:
         self.watches: dict[int, Watch] = {}
         self.by_client: dict[str, list[Stream]] = {}  # open, oldest first, over every match
         self.lock = threading.Lock()
+        self.ending = False  # the server stops: every stream ends (``end_all``)
         self.watcher: threading.Thread | None = None
 
     @contextlib.contextmanager
@@ -154,6 +162,7 @@ class Feed:
             if watch is None:
                 watch = self.watches[match_id] = Watch()
             stream = Stream(watch, client, match_id)
+            stream.ended = stream.closed = self.ending
             watch.streams.append(stream)
             self.close_the_oldest(watch, client)
             self.by_client.setdefault(client, []).append(stream)
@@ -179,6 +188,16 @@ class Feed:
             if not watch.streams and self.watches.get(stream.match_id) is watch:
                 self.watches.pop(stream.match_id)
             self.forget(stream)
+
+    def end_all(self) -> None:
+        """The server stops: end every open stream and each one opened from now on, which
+        would otherwise hold its worker until the graceful timeout. Their phones reconnect
+        by themselves, to the server that comes next."""
+        with self.lock:
+            self.ending = True
+            streams = [stream for watch in self.watches.values() for stream in watch.streams]
+        for stream in streams:
+            stream.end()
 
     def close_the_oldest(self, watch: Watch, client: str) -> None:
         """Close the match's oldest streams past the bounds: from ``client``, then in all."""

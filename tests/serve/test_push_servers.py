@@ -3,6 +3,7 @@
 stream on the other; and the real server holds streams without holding up requests."""
 
 import http.client
+import signal
 import time
 
 import conftest
@@ -16,6 +17,7 @@ from companion import create_app
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
 WAIT = 10  # seconds to wait for an event before failing
+GRACEFUL = 10  # gunicorn's graceful_timeout (companion.serve): what a stop took with a stream
 PUSHED_WITHIN = 1.0  # seconds from a write's answer to the other server's event
 
 
@@ -103,5 +105,29 @@ def test_open_streams_hold_no_thread(tmp_path):
         finally:
             for stream in streams:
                 stream.close()
+    finally:
+        stop(server)
+
+
+def test_a_stop_ends_the_open_streams_at_once(tmp_path):
+    """SIGTERM (systemd's stop, a restart, a reload): the open streams end at once, as after
+    any drop, so their phones come back to the next server within the 1 s retry, not the
+    5 minutes of a stream closed past a bound; and the server stops before gunicorn's
+    graceful timeout, which each stop took whole while a stream, never ending by itself,
+    held its worker."""
+    server, port = start_server(tmp_path)
+    try:
+        app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
+        _client, _ids, match_id, _phones = joined(app, f"http://127.0.0.1:{port}", 0)
+        stream = EventStream(port, f"/matches/{match_id}/events?since=0&table=0")
+        try:
+            assert stream.next_event()["event"] == "change"  # open, and held
+            server.send_signal(signal.SIGTERM)
+            rest = stream.response.fp.read()  # raw, as next_event reads: to the socket's end
+            assert rest.endswith(b"0\r\n\r\n")  # the answer's last chunk: ended, not cut
+            assert b"retry:" not in rest
+        finally:
+            stream.close()
+        assert server.wait(timeout=GRACEFUL - 2) == 0
     finally:
         stop(server)
