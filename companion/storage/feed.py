@@ -167,16 +167,23 @@ class Feed:
             self.close_the_oldest(watch, client)
             self.by_client.setdefault(client, []).append(stream)
             self.close_past_the_address(client)
-            if self.watcher is None:
-                self.watcher = threading.Thread(target=self.run, daemon=True, name="match-stamps")
-                self.watcher.start()
         if not known:
             try:
                 watch.moved(self.read_one(match_id))
             except BaseException:
                 self.leave(stream)
                 raise
+        if stream.stamp is not None:  # no watcher for a match that is not there (a 404)
+            self.keep_watching()
         return stream
+
+    def keep_watching(self) -> None:
+        """Start the watcher unless it runs. Its first look reads every watched stamp, so
+        a change between a stream's own read and this start is not missed."""
+        with self.lock:
+            if self.watcher is None:
+                self.watcher = threading.Thread(target=self.run, daemon=True, name="match-stamps")
+                self.watcher.start()
 
     def leave(self, stream: Stream) -> None:
         """The stream ended: no longer counted; its match unwatched when it was the last

@@ -285,6 +285,7 @@ def test_a_stream_of_a_match_that_does_not_exist_is_404_and_leaves_nothing_watch
     assert client.get("/matches/999/events").status_code == 404
     feed = app.extensions["companion.feed"]
     assert feed.watches == {} and feed.by_client == {}
+    assert feed.watcher is None  # no thread following the database for it
 
 
 @PUSH
