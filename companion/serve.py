@@ -342,7 +342,8 @@ class Worker(getattr(ggevent, "GeventWorker", object)):
         itself, so each held its worker for ``graceful_timeout``; its phone reconnects as
         after any drop, to the server that comes next."""
         super().handle_exit(sig, frame)
-        feed = self.wsgi.extensions.get("companion.feed")
+        app = getattr(self, "wsgi", None)  # None while the worker still loads it: no stream
+        feed = app.extensions.get("companion.feed") if app is not None else None
         if feed is not None:
             gevent.spawn(feed.end_all)
 

@@ -77,6 +77,16 @@ def test_the_server_stops_its_workers_on_sigterm(workers):
             os.kill(pid, 0)
 
 
+def test_a_stop_while_a_worker_still_loads_the_app_is_a_stop():
+    """SIGTERM can reach a worker before its app is loaded (a server stopped as it starts):
+    the worker stops, with no streams to end; reading the app it has not yet failed its
+    boot and the whole server with it (exit 1)."""
+    worker = serve.Worker.__new__(serve.Worker)  # as gunicorn has it before load_wsgi
+    worker.alive = True
+    worker.handle_exit(signal.SIGTERM, None)
+    assert worker.alive is False
+
+
 def test_workers_end_when_their_parent_is_killed_and_the_port_serves_again(tmp_path):
     """kill -9 of the parent leaves no orphan answering; the next start gets the port."""
     server, port = start_server(tmp_path)
