@@ -9,7 +9,10 @@ PostgreSQL's ``NOTIFY``: ``store.follow_changes``), and for every match whose ve
 moved since it looked, figures the luck that is not in line with no write open, then
 stores it a game at a time, each in a short write through the writer queue
 (``store.luck_after``). Its first look takes every match: what a server stopped before it
-was figured, an import, an upgrade. It ends when the server that started it is gone.
+was figured, an import, an upgrade. Once luck is in line and no table has entered anything
+for a few seconds (``QUIET``), it reviews the games that ended (seconds of CPU each), a
+round at a time, giving way to a table's entry. It ends when the server that started it
+is gone.
 
 A process, not a thread: Python runs one thread of a process at a time, and 0.1 s of
 placing cards in a server's worker holds up every stream and request of that worker.
@@ -41,6 +44,12 @@ NICEST = 19  # the lowest CPU priority: on a Raspberry Pi's share of a core, the
 # process, and CPU spent here while the table waits for its push throttles them all.
 SETTLE = 0.4
 LUCK_GAMES = 2  # a match's stale games figured per look: the newest, then the oldest
+# Seconds without a table's entry before a game's review (seconds of CPU) goes on. In a
+# cgroup's quota (a Pi's share of a core) the review spends the share a round's write then
+# waits for, whatever its nice: a table entering its next game at once (a round a second)
+# has its rounds first; one that collects, shuffles and deals (a minute) gets its review
+# meanwhile, and between rounds (half a minute each).
+QUIET = 3.0
 
 logger = logging.getLogger(__name__)
 
@@ -166,8 +175,9 @@ class Matches:
     """Every match's version as this process last left it, driven by the database's
     follower as a live stream's feed is (``watches``, ``refresh``)."""
 
-    def __init__(self, engine, parent: int) -> None:
-        self.engine, self.parent = engine, parent
+    def __init__(self, engine, parent: int, quiet: float = QUIET) -> None:
+        self.engine, self.parent, self.quiet = engine, parent, quiet
+        self.again_at: float | None = None  # a look wanted with nothing changed (``due``)
         self.seen: dict[int, int] = {}
         # Games are reviewed once luck is in line: the first look, at every match there
         # is, puts luck in line only. The games that ended while the server runs come
@@ -185,20 +195,36 @@ class Matches:
         """True while the server that started this process runs."""
         return os.getppid() == self.parent
 
+    @property
+    def due(self) -> bool:
+        """True once a review that waited for the table's quiet may go on: the follower
+        looks then, though nothing changed."""
+        return self.again_at is not None and time.monotonic() >= self.again_at
+
+    def table_quiet(self) -> bool:
+        """Whether no table has entered anything for ``quiet`` seconds; when one has,
+        the look that will find it quiet is asked for (``due``)."""
+        idle = store.seconds_since_last_entry()
+        quiet = idle >= self.quiet
+        self.again_at = None if quiet else time.monotonic() + self.quiet - idle
+        return quiet
+
     def refresh(self, ids: Iterable[int] | None = None) -> None:
         """Figure the luck of every match (or of ``ids``) whose version moved, once the
         change has settled (``SETTLE``), a few games per match at a time (``LUCK_GAMES``),
-        so a big import's backlog never holds up a table's luck; when luck is all in line,
-        review one finished game (of the matches that moved, else of the history). Each
-        stored game is a change: the next look follows."""
+        so a big import's backlog never holds up a table's luck; when luck is all in line
+        and no table has entered anything for a while (``table_quiet``), review one
+        finished game (of the matches that moved, else of the history). Each stored game
+        is a change: the next look follows."""
         if not self.busy:
             time.sleep(SETTLE)
         self.busy = False
+        quiet = self.table_quiet()
         for match_id in self.moved(ids):
             if not self.watches:
                 return
             self.figure(match_id)
-        if self.reviewing and not self.busy:
+        if self.reviewing and not self.busy and quiet:
             if self.to_review:
                 self.review(min(self.to_review))
             else:

@@ -525,10 +525,15 @@ def seconds_since_last_entry() -> float:
     """How long since a phone last entered something (a round, a game, a match, a player,
     a correction): not since the database file last changed, which a start-up's
     migration, a checkpoint or an import of its own also do. Read on a connection of its
-    own: the import's holds its staged rows, outside any transaction."""
+    own: the import's holds its staged rows, outside any transaction. The newest entry
+    of each kind is its newest id's (a look up its key, not a scan of every round: the
+    background process asks at every change)."""
     with db.engine.connect() as connection:
         newest = [
-            connection.execute(select(func.max(model.created_at))).scalar() for model in ENTRIES
+            connection.execute(
+                select(model.created_at).order_by(model.id.desc()).limit(1)
+            ).scalar()
+            for model in ENTRIES
         ]
     stamped = [moment for moment in newest if moment is not None]
     return (utcnow() - max(stamped)).total_seconds() if stamped else float("inf")

@@ -39,7 +39,7 @@ def luck_rows(app, match_id: int) -> int:
 def one_look(app) -> None:
     """What the background process does at each change it sees, here in this process."""
     with app.app_context():
-        background.Matches(db.engine, os.getppid()).refresh()
+        background.Matches(db.engine, os.getppid(), quiet=0).refresh()
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def test_a_backlog_goes_a_few_games_at_a_time_and_another_tables_luck_between(ap
     assert start_game(client, table, [10, 30, 50, 70]).status_code == 303
     assert enter_round(client, table, {ids[0]: 80, ids[1]: 90}).status_code == 303
     with app.app_context():
-        matches = background.Matches(db.engine, os.getppid())
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
         matches.refresh()
         assert luck_rows(app, table) == 2  # the table's round, at the first look
         assert luck_rows(app, backlog) == 40  # two games of the backlog
@@ -233,7 +233,7 @@ def test_a_table_faster_than_the_looks_leaves_none_of_its_games_behind(app, clie
     ids = add_players(client, "Anna", "Ben")
     table = start_match(client, ids, end_kind="games", end_value=9)
     with app.app_context():
-        matches = background.Matches(db.engine, os.getppid())
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
         for number in range(1, 4):
             assert start_game(client, table, [10, 30, 50, 70], game=number).status_code == 303
             for turn in range(10):  # rising cards: no row choice stops a round
@@ -272,7 +272,7 @@ def test_a_historys_games_are_reviewed_when_nothing_else_waits_the_newest_first(
     for number in range(2):
         play_game(client, history, ids, random.Random(20 + number))
     with app.app_context():
-        matches = background.Matches(db.engine, os.getppid())
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
         matches.refresh()  # the first look: luck only
         assert luck_rows(app, history) == 40 and reviewed_games(history) == 0
         matches.refresh()
@@ -297,7 +297,7 @@ def test_a_history_game_whose_review_fails_is_not_tried_at_every_look(
         raise rules.RuleError("a game the rules refuse")
 
     with app.app_context():
-        matches = background.Matches(db.engine, os.getppid())
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
         matches.refresh()
         monkeypatch.setattr(store, "review_work", refused)
         matches.refresh()
@@ -334,7 +334,7 @@ def test_a_review_gives_way_to_a_tables_round_and_goes_on_after(app, client, mon
         return work
 
     with app.app_context():
-        matches = background.Matches(db.engine, os.getppid())
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
         monkeypatch.setattr(store, "review_work", with_a_round_meanwhile)
         matches.refresh()  # the first look: luck only
         matches.refresh()  # then the review: it meets the table's round
@@ -352,3 +352,58 @@ def test_a_review_gives_way_to_a_tables_round_and_goes_on_after(app, client, mon
         game = db.session.scalar(select(Game).where(Game.match_id == finished))
         in_one_go = game_review.figured(played_game(game, ids), 104)
     assert kept == [(row["round_number"], row["card"], row["to_game_end"]) for row in in_one_go]
+
+
+def test_a_review_waits_while_a_table_plays_and_goes_on_once_it_is_quiet(
+    app, client, monkeypatch
+):
+    """Inside a Pi's share of a core (a cgroup's quota) a review at nice 19 still spends
+    the CPU a table's next round waits for: a game's review goes on only once no table has
+    entered anything for ``quiet`` seconds, and asks the follower for that look."""
+    ids = add_players(client, "Anna", "Ben")
+    finished = start_match(client, ids, end_kind="games", end_value=2)
+    play_game(client, finished, ids, random.Random(41))
+    table = start_match(client, ids)
+    assert start_game(client, table, [10, 30, 50, 70]).status_code == 303  # a table plays
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid(), quiet=60)
+        matches.refresh()  # the first look: luck only
+        matches.refresh()
+        assert reviewed_games(finished) == 0  # the table entered a game just now
+        assert not matches.due
+        assert 50 < matches.again_at - time.monotonic() <= 60  # the look when it is quiet
+        monkeypatch.setattr(store, "seconds_since_last_entry", lambda: 60.0)  # a minute on
+        matches.refresh()
+        assert reviewed_games(finished) == 1
+        assert matches.again_at is None and not matches.due
+
+
+class Asking:
+    """A feed that asks for one look with nothing changed (``due``): the follower's first
+    look is its start's, the second the one asked for; then it stops."""
+
+    def __init__(self, engine) -> None:
+        self.engine, self.looks = engine, 0
+
+    @property
+    def watches(self) -> bool:
+        return self.looks < 2
+
+    @property
+    def due(self) -> bool:
+        return self.looks == 1
+
+    def refresh(self, ids=None) -> None:
+        assert ids is None  # a look at every match
+        self.looks += 1
+
+
+def test_the_follower_looks_when_asked_though_nothing_changed(app):
+    """The look a waiting review asks for comes on both engines (SQLite's data_version
+    poll, PostgreSQL's LISTEN), with no change to the database."""
+    with app.app_context():
+        feed = Asking(db.engine)
+        thread = threading.Thread(target=store.follow_changes(db.engine), args=(feed,))
+        thread.start()
+        thread.join(timeout=30)
+        assert not thread.is_alive() and feed.looks == 2

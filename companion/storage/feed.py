@@ -126,6 +126,8 @@ class Stream:
 class Feed:
     """The watched matches of this process, and the watcher that keeps their stamps."""
 
+    due = False  # a stream's stamps change only with the database: no look without one
+
     def __init__(
         self,
         engine: Engine,

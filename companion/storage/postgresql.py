@@ -88,7 +88,8 @@ def migrating_alone(engine: Engine) -> Iterator[None]:
 
 
 def listen(feed: Feed) -> None:
-    """LISTEN, and read the stamps of the watched matches notified."""
+    """LISTEN, and read the stamps of the watched matches notified; of all of them when
+    the feed asks for a look with nothing notified (``due``, within ``LISTEN_WAIT``)."""
     url = feed.engine.url.set(drivername="postgresql")
     import psycopg  # only on PostgreSQL (the driver is an extra)
 
@@ -102,3 +103,5 @@ def listen(feed: Feed) -> None:
             ids = {int(note.payload) for note in notes}
             if ids:
                 feed.refresh(ids)
+            elif feed.due:  # a look asked for with nothing notified
+                feed.refresh()

@@ -274,17 +274,19 @@ SQLITE_EVERY = 0.02  # seconds between the watcher's data_version checks (a few 
 
 
 def follow_data_version(feed) -> None:
-    """The live streams' watcher: read the watched stamps whenever data_version moves.
+    """The live streams' watcher: read the watched stamps whenever data_version moves,
+    or when the feed asks for a look with nothing changed (``due``).
 
-    ``feed`` is a ``companion.storage.feed.Feed``; its connection is of its own, so
-    every other connection's commit moves the number.
+    ``feed`` is a ``companion.storage.feed.Feed`` (or the background process's
+    ``Matches``); its connection is of its own, so every other connection's commit moves
+    the number.
     """
     connection = sqlite3.connect(feed.engine.url.database, isolation_level=None, timeout=5)
     try:
         seen = None
         while feed.watches:
             version = connection.execute("PRAGMA data_version").fetchone()[0]
-            if version != seen:
+            if version != seen or feed.due:
                 seen = version
                 feed.refresh()
             time.sleep(SQLITE_EVERY)

@@ -116,7 +116,7 @@ def test_the_background_reviews_a_game_that_ends_while_it_runs(app, client):
     ids = add_players(client, "Anna", "Ben")
     match_id = start_match(client, ids)
     with app.app_context():
-        matches = background.Matches(db.engine, os.getppid())
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
         matches.refresh()  # the first look: every match there is
     play_game(client, match_id, ids, random.Random(2))
     with app.app_context():
@@ -128,7 +128,7 @@ def test_the_background_reviews_a_game_that_ends_while_it_runs(app, client):
 def test_a_history_is_not_reviewed_at_the_first_look(app, client, finished):
     match_id, _ids = finished
     with app.app_context():
-        background.Matches(db.engine, os.getppid()).refresh()
+        background.Matches(db.engine, os.getppid(), quiet=0).refresh()
     assert reviewed_rows(app, match_id) == 0
 
 
