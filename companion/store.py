@@ -530,9 +530,7 @@ def seconds_since_last_entry() -> float:
     background process asks at every change)."""
     with db.engine.connect() as connection:
         newest = [
-            connection.execute(
-                select(model.created_at).order_by(model.id.desc()).limit(1)
-            ).scalar()
+            connection.execute(select(model.created_at).order_by(model.id.desc()).limit(1)).scalar()
             for model in ENTRIES
         ]
     stamped = [moment for moment in newest if moment is not None]

@@ -354,9 +354,7 @@ def test_a_review_gives_way_to_a_tables_round_and_goes_on_after(app, client, mon
     assert kept == [(row["round_number"], row["card"], row["to_game_end"]) for row in in_one_go]
 
 
-def test_a_review_waits_while_a_table_plays_and_goes_on_once_it_is_quiet(
-    app, client, monkeypatch
-):
+def test_a_review_waits_while_a_table_plays_and_goes_on_once_it_is_quiet(app, client, monkeypatch):
     """Inside a Pi's share of a core (a cgroup's quota) a review at nice 19 still spends
     the CPU a table's next round waits for: a game's review goes on only once no table has
     entered anything for ``quiet`` seconds, and asks the follower for that look."""
