@@ -98,6 +98,10 @@ DEFAULTS = {
     "MATCHES_HELD": MAX_MATCHES_HELD,
     # How often a match page polls while it has no stream (None: never, for tests).
     "LIVE_POLL": "2s",
+    # Seconds between "alive" events on a quiet event stream (COMPANION_LIVE_HEARTBEAT;
+    # companion.play.push); a page that hears nothing for 8/3 of it opens a new stream
+    # (templates/matches/_stream.html). Tests shorten it.
+    "LIVE_HEARTBEAT": 15.0,
     # Where the household plays, as a finished match's BG Stats play names it
     # (COMPANION_LOCATION; companion.play.bgstats).
     "LOCATION": "Home",

@@ -8,7 +8,7 @@ own entry forms only when what it can enter changed (a card being typed survives
 
 Each event's id says what the phone now shows (version, table version, form key):
 EventSource sends it back as Last-Event-ID when it reconnects, and the stream goes on
-from there, so nothing is missed. An "alive" event every ``HEARTBEAT`` seconds keeps
+from there, so nothing is missed. An "alive" event every ``LIVE_HEARTBEAT`` seconds keeps
 proxies and phones from dropping a quiet stream, and tells the page the stream still
 works. A server that cannot hold streams open (one with threads, such as waitress)
 answers 204, and the page polls as before.
@@ -25,7 +25,6 @@ from companion.play.live import regions, view_named
 from companion.rules import whole_number
 from companion.store import stamp_feed
 
-HEARTBEAT = 15.0  # seconds between "alive" events on a quiet stream
 # A comment would keep proxies from dropping the stream too, but EventSource never tells
 # a page of one: an event lets table.js notice a stream gone silent (a sleeping access
 # point, a half-dead NAT) and open a new one.
@@ -94,8 +93,9 @@ def event_stream(app: Flask, environ: dict, stream, shown: Shown, view: str):
     all, is held while the stream waits.
     """
     yield f"retry: {RETRY_MS}\n\n"
+    heartbeat = float(app.config["LIVE_HEARTBEAT"])
     while True:
-        stamp = stream.changed(whole(shown.version), HEARTBEAT)
+        stamp = stream.changed(whole(shown.version), heartbeat)
         if stream.ended:  # the server stops: the phone reconnects at once, elsewhere
             return
         if stream.closed:  # too many streams of the match were open

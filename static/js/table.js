@@ -128,10 +128,13 @@
 
   // A stream can stay open and go silent (a sleeping access point, a half-dead NAT):
   // EventSource then never errs. The server sends an event at least every 15 s; after
-  // 40 s of nothing (checked every 2 s), say so, poll, and open a new stream from what
-  // the page shows now (the poller's address holds the versions and form key of the last
-  // change).
-  var SILENT_MS = 40000;
+  // 40 s of nothing (the stream's data-silent-ms; checked every 2 s), say so, poll, and
+  // open a new stream from what the page shows now (the poller's address holds the
+  // versions and form key of the last change).
+  function silentMs() {
+    var stream = document.getElementById("stream");
+    return Number(stream && stream.getAttribute("data-silent-ms")) || 40000;
+  }
   var lastHeard = 0;
   function heard() { lastHeard = Date.now(); }
   document.addEventListener("htmx:sseOpen", heard);
@@ -146,7 +149,7 @@
     htmx.swap(stream, fresh.outerHTML, { swapStyle: "outerHTML" }); // closes the old one
   }
   setInterval(function () {
-    if (!streamOpen || Date.now() - lastHeard < SILENT_MS) return;
+    if (!streamOpen || Date.now() - lastHeard < silentMs()) return;
     streamOpen = false;
     streamIs("reconnecting");
     offline(true);

@@ -15,15 +15,11 @@ from companion.models import Match
 from companion.play import push
 from companion.play.live import CSRF_SLOT
 
-PUSH = pytest.mark.app_config(LIVE_PUSH=True)
+# An "alive" event every 0.1 s: a closed test stream ends at its next one.
+BEAT = 0.1
+PUSH = pytest.mark.app_config(LIVE_PUSH=True, LIVE_HEARTBEAT=BEAT)
 WAIT = 10  # seconds a test waits for an event before it fails
 TOKEN = re.compile(r'name="csrf_token" value="([^"]*)"')
-
-
-@pytest.fixture(autouse=True)
-def short_heartbeat(monkeypatch):
-    """A comment every 0.1 s: a closed test stream ends at its next one."""
-    monkeypatch.setattr(push, "HEARTBEAT", 0.1)
 
 
 class Stream:
@@ -235,7 +231,7 @@ def test_a_quiet_stream_sends_an_event_to_stay_open(app, client, table):
     stream = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
     try:
         assert stream.next().startswith("retry:")
-        # every HEARTBEAT seconds (15 when serving): an event, which the page hears
+        # every LIVE_HEARTBEAT seconds (15 when serving): an event, which the page hears
         assert stream.next() == "event: alive\ndata: "
     finally:
         stream.close()
@@ -313,7 +309,9 @@ def test_a_stream_is_counted_before_its_answer_starts_and_forgotten_when_it_clos
     assert feed.watches == {} and feed.by_client == {}
 
 
-@pytest.mark.app_config(LIVE_PUSH=True, STREAMS_PER_CLIENT=2, STREAMS_PER_MATCH=4)
+@pytest.mark.app_config(
+    LIVE_PUSH=True, LIVE_HEARTBEAT=BEAT, STREAMS_PER_CLIENT=2, STREAMS_PER_MATCH=4
+)
 def test_past_the_bounds_the_oldest_stream_closes_and_the_others_get_every_change(
     app, client, table
 ):
@@ -349,7 +347,7 @@ def opened(client, path: str, address: str) -> Stream:
     return stream
 
 
-@pytest.mark.app_config(LIVE_PUSH=True, STREAMS_PER_ADDRESS=3)
+@pytest.mark.app_config(LIVE_PUSH=True, LIVE_HEARTBEAT=BEAT, STREAMS_PER_ADDRESS=3)
 def test_past_the_address_bound_over_many_matches_the_oldest_stream_closes(app, client):
     """Issue 42: 8,300 streams spread over many matches from one address starved every
     other phone; the bound was per match only. An address holds 3 here (60 serving) over
