@@ -24,7 +24,7 @@ import os
 import signal
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import waitress
 from flask_migrate import upgrade
@@ -327,26 +327,53 @@ class Worker(getattr(ggevent, "GeventWorker", object)):
     def run(self) -> None:
         """Serve as gunicorn's gevent worker does, with AcceptingServer."""
         ggevent.StreamServer = AcceptingServer
+        self.idle: set[socket.socket] = set()  # connections between two requests
         super().run()
+
+    def handle(self, listener, client, addr) -> None:
+        """Serve a connection as gunicorn does; idle until its first request."""
+        self.idle.add(client)
+        try:
+            super().handle(listener, client, addr)
+        finally:
+            self.idle.discard(client)
 
     def handle_request(self, listener_name, req, sock, addr) -> None:
         """Answer as gunicorn does; once the worker stops, close the connection after the
         answer. gunicorn keeps it alive when the answer began before the stop, and then
         waits for the phone's next request on it until the graceful timeout."""
-        super().handle_request(listener_name, req, sock, addr)
+        self.idle.discard(sock)
+        try:
+            super().handle_request(listener_name, req, sock, addr)
+        finally:
+            self.idle.add(sock)
         if not self.alive:
             raise StopIteration("the worker stops")
 
     def handle_exit(self, sig, frame) -> None:
         """SIGTERM (a stop, a restart, a reload): stop as gunicorn does, and end the live
-        streams at once (in a greenlet, out of the signal handler). A stream never ends by
-        itself, so each held its worker for ``graceful_timeout``; its phone reconnects as
-        after any drop, to the server that comes next."""
+        streams and the idle connections at once (in a greenlet, out of the signal
+        handler). A stream never ends by itself, and a phone's connection kept alive
+        between its requests (every 2 s while it polls) waits ``keepalive`` for the next
+        one: each held its worker for ``graceful_timeout``. Its phone reconnects as after
+        any drop, to the server that comes next."""
         super().handle_exit(sig, frame)
+        gevent.spawn(self.close_idle)
         app = getattr(self, "wsgi", None)  # None while the worker still loads it: no stream
         feed = app.extensions.get("companion.feed") if app is not None else None
         if feed is not None:
             gevent.spawn(feed.end_all)
+
+    def close_idle(self) -> None:
+        """Shut the idle connections down: the read that waits for their next request
+        ends as when a phone closes one (not cancelled by gevent, which gunicorn would log
+        as a socket error). A twin of the socket shuts it, the handler closes its own."""
+        for client in list(getattr(self, "idle", ())):
+            with (
+                suppress(OSError),
+                socket.fromfd(client.fileno(), client.family, client.type) as twin,
+            ):
+                twin.shutdown(socket.SHUT_RDWR)
 
 
 def handshake_in_handler(_config, make_context):

@@ -131,3 +131,25 @@ def test_a_stop_ends_the_open_streams_at_once(tmp_path):
         assert server.wait(timeout=GRACEFUL - 2) == 0
     finally:
         stop(server)
+
+
+def test_a_stop_closes_the_connections_kept_alive_between_requests_at_once(tmp_path):
+    """A phone that polls keeps its connection open between requests (every 2 s; gunicorn
+    keeps it 10 s): at a stop the worker waited for its next request, or for the graceful
+    timeout. The connection is closed at once, cleanly (the log says nothing of it), and
+    the server stops before the graceful timeout."""
+    server, port = start_server(tmp_path)
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+        connection.request("GET", "/healthz")
+        answer = connection.getresponse()
+        assert answer.status == 200 and answer.getheader("Connection") != "close"
+        answer.read()  # idle now, kept alive for the phone's next request
+        server.send_signal(signal.SIGTERM)
+        connection.sock.settimeout(GRACEFUL / 2)  # kept, it would close after 10 s
+        assert connection.sock.recv(1) == b""  # closed by the server, at once
+        connection.close()
+        assert server.wait(timeout=GRACEFUL - 2) == 0
+    finally:
+        stop(server)
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
