@@ -19,9 +19,9 @@ bucket's part again, not every match's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from sqlalchemy import Integer, func, literal_column, or_, select
 
@@ -176,3 +176,42 @@ def found(
     made = combine([value for _stamp, value in parts.values()])
     FOUND.put(key, (held.stamp, parts, made))
     return made
+
+
+Extreme = tuple[Any, list[tuple[int, int]]] | None  # a value, and its (match, player)s
+
+
+def extreme(
+    held: Kept,
+    field: str,
+    pick: Callable[[Iterable], Any],
+    where: tuple[datetime | None, datetime | None, int | None],
+    first: Callable[[Any, set[tuple[int, int]]], T],
+) -> T | None:
+    """Of the matches created in [since, until) (``where``: since, until, and a player
+    or None for everyone), the players' figure ``field`` that ``pick`` (min or max)
+    picks, and what ``first(value, pairs)`` makes of the (match, player) pairs that have
+    it (the year's unluckiest play, its costliest): a bucket at a time (``found``)."""
+    since, until, player_id = where
+
+    def part(matches: dict[int, Figures]) -> Extreme:
+        values = [
+            (value, match_id, mine.player_id)
+            for match_id, figures in in_range(matches, since, until)
+            for mine in figures.players
+            if (value := getattr(mine, field)) is not None and player_id in (None, mine.player_id)
+        ]
+        if not values:
+            return None
+        value = pick(value for value, _match, _player in values)
+        return value, [(match, player) for low, match, player in values if low == value]
+
+    def combine(parts: list[Extreme]) -> T | None:
+        found_parts = [part for part in parts if part is not None]
+        if not found_parts:
+            return None
+        value = pick(value for value, _pairs in found_parts)
+        pairs = {pair for low, each in found_parts if low == value for pair in each}
+        return first(value, pairs)
+
+    return found(held, (field, *where), part, combine)

@@ -22,7 +22,8 @@ from sqlalchemy import Select, func, select
 from companion.db import db
 from companion.derived import game_review
 from companion.derived.tables import ReviewCard, ReviewPlayer
-from companion.household.by_match import ByMatch, Kept, found, in_range
+from companion.household.by_match import ByMatch, Kept, extreme, found, in_range
+from companion.household.yearly import Costly
 from companion.models import Game, Match
 
 KEPT = ByMatch("match_choices")
@@ -64,19 +65,6 @@ class MatchChoices(NamedTuple):
     version: int
     played_at: datetime
     players: tuple[PlayerChoices, ...]
-
-
-class Costly(NamedTuple):
-    """A costly play: who, the card played, the hand's better card, the loss in bulls to
-    the game's end, and where (the game's number in the match, the round)."""
-
-    player_id: int
-    card: int
-    better: int
-    loss: float
-    match_id: int
-    game: int
-    round: int
 
 
 def kept() -> Kept:
@@ -155,9 +143,6 @@ def choices_by_player(
     return found(held or kept(), ("choices", since, until, players), part, combine)
 
 
-Highest = tuple[float, list[tuple[int, int]]] | None  # a loss, and its (match, player)s
-
-
 def costliest(
     since: datetime | None = None,
     until: datetime | None = None,
@@ -168,28 +153,7 @@ def costliest(
     of everyone or of one player, from ``held`` (default: ``kept()``): of the plays graded
     worse than best, the one with the largest loss; the earliest on a tie (by the match's
     creation, its id, the game, the round), then the lower player id."""
-
-    def part(matches: dict[int, MatchChoices]) -> Highest:
-        highest = [
-            (mine.costliest, match_id, mine.player_id)
-            for match_id, match in in_range(matches, since, until)
-            for mine in match.players
-            if mine.costliest is not None and player_id in (None, mine.player_id)
-        ]
-        if not highest:
-            return None
-        loss = max(highest)[0]
-        return loss, [(match, player) for cost, match, player in highest if cost == loss]
-
-    def combine(parts: list[Highest]) -> Costly | None:
-        found_parts = [highest for highest in parts if highest is not None]
-        if not found_parts:
-            return None
-        loss = max(cost for cost, _where in found_parts)
-        where = {pair for cost, pairs in found_parts if cost == loss for pair in pairs}
-        return first_costly(loss, where)
-
-    return found(held or kept(), ("costliest", since, until, player_id), part, combine)
+    return extreme(held or kept(), "costliest", max, (since, until, player_id), first_costly)
 
 
 def first_costly(loss: float, where: set[tuple[int, int]]) -> Costly | None:

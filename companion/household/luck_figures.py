@@ -17,7 +17,7 @@ from sqlalchemy import select
 from companion.db import db
 from companion.derived.play_luck import complete_games
 from companion.derived.tables import PlayLuck
-from companion.household.by_match import Kept, found, in_range
+from companion.household.by_match import Kept, extreme, found, in_range
 from companion.household.match_luck import Luck, MatchLuck, kept
 from companion.models import Game, Match
 
@@ -76,9 +76,6 @@ def add_up(matches: Iterable[MatchLuck]) -> dict[int, list]:
     return totals
 
 
-Lowest = tuple[float, list[tuple[int, int]]] | None  # a chance, and its (match, player)s
-
-
 def unluckiest(
     since: datetime | None = None,
     until: datetime | None = None,
@@ -90,28 +87,7 @@ def unluckiest(
     plays that took a row, the one with the lowest chance of doing so; more bulls first
     on a tie, then the earliest (by the match's creation, its id, the game, the round)
     and the lower player id."""
-
-    def part(matches: dict[int, MatchLuck]) -> Lowest:
-        lowest = [
-            (mine.lowest, match_id, mine.player_id)
-            for match_id, luck in in_range(matches, since, until)
-            for mine in luck.players
-            if mine.lowest is not None and player_id in (None, mine.player_id)
-        ]
-        if not lowest:
-            return None
-        chance = min(lowest)[0]
-        return chance, [(match, player) for low, match, player in lowest if low == chance]
-
-    def combine(parts: list[Lowest]) -> Play | None:
-        found_parts = [lowest for lowest in parts if lowest is not None]
-        if not found_parts:
-            return None
-        chance = min(low for low, _where in found_parts)
-        where = {pair for low, pairs in found_parts if low == chance for pair in pairs}
-        return first_play(chance, where)
-
-    return found(held or kept(), ("unluckiest", since, until, player_id), part, combine)
+    return extreme(held or kept(), "lowest", min, (since, until, player_id), first_play)
 
 
 def first_play(chance: float, where: set[tuple[int, int]]) -> Play | None:

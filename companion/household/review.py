@@ -146,8 +146,7 @@ def choices_of(year: int, player_id: int | None) -> yearly.YearChoices:
         player: yearly.Decisions(mine.accuracy, mine.per_game, mine.games)
         for player, mine in by_player.items()
     }
-    costly = choices.costliest(asked.since, asked.until, player_id, held)
-    play = yearly.Costly(*costly) if costly is not None else None
+    play = choices.costliest(asked.since, asked.until, player_id, held)
     return yearly.year_choices(player_id, decisions, play)
 
 

@@ -115,7 +115,8 @@ class YearLuck(NamedTuple):
 
 class Costly(NamedTuple):
     """A costly play: who, the card played, the hand's better card, the loss in bulls to
-    the game's end, and its round to replay."""
+    the game's end, and where, its round to replay (the game's number in the match, the
+    round): ``household.choices.costliest`` finds it."""
 
     player_id: int
     card: int
