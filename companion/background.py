@@ -1,9 +1,12 @@
 """The work a write leaves for later, in a process of its own at the lowest CPU priority,
 so the table never waits for it: a round is stored and pushed to every phone, and its
-luck follows in a second push.
+luck follows in a second push; a game's end is stored with its results, and the
+household's statistics of it (its games' and the match's rows, the ratings) follow in a
+short write of their own (``store.statistics_after``).
 
 ``python -m companion.serve`` (and so ``make run``) starts it beside the server's workers
-(``start``), and tells them so (``LUCK_APART``): their writes then place no card for luck.
+(``start``), and tells them so (``LUCK_APART``): their writes then place no card for luck
+and leave a game's statistics to it.
 It follows the database as the phones' live streams do (SQLite's ``data_version``,
 PostgreSQL's ``NOTIFY``: ``store.follow_changes``), and for every match whose version
 moved since it looked, figures the luck that is not in line with no write open, then
@@ -241,13 +244,15 @@ class Matches:
         return [match_id for match_id, version in rows if self.seen.get(match_id) != version]
 
     def figure(self, match_id: int) -> None:
-        """A match's luck put in line, its newest stale game first; a failure is logged
-        and the match left until it moves again (so one match the rules refuse cannot
-        hold up the others)."""
+        """A match's statistics put in line (a game that ended, reopened or was
+        corrected), then its luck, its newest stale game first; a failure is logged and
+        the match left until it moves again (so one match the rules refuse cannot hold
+        up the others)."""
         try:
+            store.statistics_after(match_id)
             version = store.luck_after(match_id, limit=LUCK_GAMES)
         except Exception:
-            logger.exception("figuring the luck of match %d failed", match_id)
+            logger.exception("figuring the statistics or luck of match %d failed", match_id)
             db.session.rollback()
             version = db.session.scalar(select(Match.version).where(Match.id == match_id))
         finally:

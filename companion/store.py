@@ -16,8 +16,10 @@ stored entry, undo and new link, for every match a renamed player sits in
 (``rename_player``), and for a finished match when its rematch's first game starts.
 ``table_version`` rises too, except for cards that stay hidden until the round is
 complete. A change that may finish or reopen a game refreshes the derived
-results and statistics in the same transaction (``companion.derived``); one that ends
-a match sends ``match_finished`` once it is stored.
+results in the same transaction (``companion.derived``), and the statistics too, unless
+the background process follows the writes (``apart``: then in a short write of its own
+moments after, ``statistics_after``); one that ends a match sends ``match_finished``
+once it is stored.
 
 A write transaction is always asked for explicitly, with ``writing``: on SQLite it
 begins with BEGIN IMMEDIATE after the writer lock (``companion.storage.sqlite``); on other
@@ -50,7 +52,9 @@ from companion.derived import (
     game_review,
     match_rows_going,
     rebuild,
+    refresh_match,
     refresh_results,
+    statistics_stale,
 )
 from companion.derived.play_luck import (
     LuckRebuilt,
@@ -252,17 +256,39 @@ def store(state: MatchState, change: Change) -> str:
             if not state.games and any(isinstance(row, Game) for row in change.rows):
                 raise_versions(rematched(match_id))
             finished = (change.results or bool(change.replay)) and refresh_results(
-                match_id, state.player_ids, change.replay
+                match_id, state.player_ids, change.replay, statistics=not apart()
             )
             more_luck = not change.hidden and drop_stale_luck(match_id, change.replay)
             game_review.drop(match_id, change.replay, last=change.results)
     except IntegrityError:
         return RACED
-    if more_luck and not current_app.config.get("LUCK_APART"):  # else the process follows
+    if more_luck and not apart():  # else the background process follows
         after_the_answer(partial(luck_after, match_id))
     if finished:
         match_finished.send(current_app._get_current_object(), match_id=match_id)
     return STORED
+
+
+def apart() -> bool:
+    """Whether a background process follows this app's writes (``companion.background``):
+    luck, and the statistics of a game that ended, are then left to it."""
+    return bool(current_app.config.get("LUCK_APART"))
+
+
+def statistics_after(match_id: int) -> bool:
+    """After a write that finished, reopened or corrected a game while the background
+    process ran (``apart``): the match's statistics (its games' and its own rows, the
+    ratings) brought in line in a short write of their own. Nothing is written when they
+    are in line already. Whether they were not.
+
+    Nothing on a page of the table reads them: the leaderboard and the players' pages
+    do, and show the finished game once this write is in, moments after the round's."""
+    if not statistics_stale(match_id):
+        db.session.rollback()
+        return False
+    with writing(match_id):
+        refresh_match(match_id)
+    return True
 
 
 def after_the_answer(work: Callable[[], None]) -> None:

@@ -12,12 +12,20 @@ import time
 from pathlib import Path
 
 import pytest
-from driver import add_players, enter_round, play_game, start_game, start_match, undo
+from driver import (
+    add_players,
+    enter_round,
+    play_game,
+    replayed_rows,
+    start_game,
+    start_match,
+    undo,
+)
 from sqlalchemy import func, select
 
-from companion import background, rules, store
+from companion import background, derived, rules, store
 from companion.db import db
-from companion.derived import game_review
+from companion.derived import GameResult, game_review
 from companion.derived.tables import PlayLuck, ReviewCard
 from companion.models import Game, Match
 from companion.state import played_game
@@ -405,3 +413,53 @@ def test_the_follower_looks_when_asked_though_nothing_changed(app):
         thread.start()
         thread.join(timeout=30)
         assert not thread.is_alive() and feed.looks == 2
+
+
+def stored_statistics(match_id: int) -> dict[str, set]:
+    return derived.stored_rows([match_id])
+
+
+def test_a_games_end_leaves_its_statistics_to_the_background_and_ends_the_match(
+    app, client, monkeypatch
+):
+    """The game's end is stored with its results, and the match ends (its signal goes
+    out); its statistics (the household's rows and ratings: nothing the table's pages
+    read) follow at the background's next look, equal to a replay's."""
+    ended = []
+
+    def finished(_sender, match_id):
+        ended.append(match_id)
+
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids, end_kind="games", end_value=1)
+    with store.match_finished.connected_to(finished):
+        play_game(client, match_id, ids, random.Random(50))
+    assert ended == [match_id]  # the match is over, from its results
+    with app.app_context():
+        assert derived.statistics_stale(match_id)
+        assert stored_statistics(match_id)["matches"] == set()
+        assert db.session.scalar(select(func.count()).select_from(GameResult)) == 2
+    one_look(app)
+    with app.app_context():
+        assert not derived.statistics_stale(match_id)
+        match = db.session.get(Match, match_id)
+        assert stored_statistics(match_id) == replayed_rows(match)
+        assert all(row.finished for row in stored_statistics(match_id)["matches"])
+        assert not store.statistics_after(match_id)  # in line: nothing written
+
+
+def test_an_undone_games_end_takes_its_statistics_at_the_next_look(app, client):
+    ids = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, ids, end_kind="games", end_value=2)
+    play_game(client, match_id, ids, random.Random(51))
+    one_look(app)
+    with app.app_context():
+        assert stored_statistics(match_id)["games"]  # the finished game's rows
+    assert undo(client, match_id).status_code == 303  # round 10 again: the game reopens
+    with app.app_context():
+        assert derived.statistics_stale(match_id)
+    one_look(app)
+    with app.app_context():
+        assert not derived.statistics_stale(match_id)
+        assert stored_statistics(match_id) == replayed_rows(db.session.get(Match, match_id))
+        assert stored_statistics(match_id)["games"] == set()

@@ -239,19 +239,39 @@ def rate_imported(connection: Connection, after_id: int) -> None:
         ratings.rate_new_from(connection, tuple(first))
 
 
-def refresh_results(match_id: int, player_ids: list[int], corrected: Sequence[int] = ()) -> bool:
+def refresh_results(
+    match_id: int, player_ids: list[int], corrected: Sequence[int] = (), statistics: bool = True
+) -> bool:
     """After a write that may finish or reopen a game (inside it): the last game's
     results, and those of games a correction changed, replayed once; the figures of
-    corrected games made anew; the match's statistics brought in line. True when the
-    match is over now."""
+    corrected games dropped; the match's statistics brought in line, or left to a write
+    of their own when not ``statistics`` (``statistics_stale`` then says so). True when
+    the match is over now."""
     replayed = replay_results(match_id, player_ids, corrected)
     if corrected:  # the same bulls may come from other placements: figures anew
         delete_rows(match_id, list(corrected))
-    refresh_match(match_id, replayed)
-    return bool(
-        db.session.scalar(
-            select(PlayerMatchStat.finished).where(PlayerMatchStat.match_id == match_id).limit(1)
-        )
+    if statistics:
+        refresh_match(match_id, replayed)
+    return match_over(match_id, player_ids)
+
+
+def match_over(match_id: int, player_ids: Sequence[int]) -> bool:
+    """Whether the match's finished games end it, by its results (inside the write)."""
+    db.session.flush()
+    match = db.session.get(Match, match_id)
+    end = rules.EndCondition(match.end_kind, match.end_value)
+    return rules.standing(player_ids, list(stored_results(match_id).values()), end).over
+
+
+def statistics_stale(match_id: int) -> bool:
+    """Whether the match's statistics lag behind its results: a game finished, reopened
+    or corrected since they were brought in line (a write that left them to a write of
+    their own: ``refresh_results``), so a finished game has no game rows, or rows are
+    left of a game that is no longer finished."""
+    finished = select(GameResult.game_id).join(Game, Game.id == GameResult.game_id)
+    figured = select(PlayerGameStat.game_id).where(PlayerGameStat.match_id == match_id)
+    return set(db.session.scalars(finished.where(Game.match_id == match_id))) != set(
+        db.session.scalars(figured)
     )
 
 
