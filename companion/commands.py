@@ -32,6 +32,11 @@ def rebuild_command(check: bool) -> None:
         f"{rebuilt.matches} matches' statistics replayed, "
         f"{rebuilt.differing_matches} {verb} differing."
     )
+    if rebuilt.pending_statistics:
+        click.echo(
+            f"{rebuilt.pending_statistics} matches' statistics not written yet (the server "
+            "writes them in the background)."
+        )
     click.echo(f"Every finished match rated again, {rebuilt.differing_ratings} {verb} differing.")
     luck = rebuild_all_luck(check, click.echo)
     click.echo(f"Every card game's luck figured again, {len(luck.differing)} {verb} differing.")
