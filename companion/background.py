@@ -222,12 +222,11 @@ class Matches:
         if not self.busy:
             time.sleep(SETTLE)
         self.busy = False
-        quiet = self.table_quiet()
         for match_id in self.moved(ids):
             if not self.watches:
                 return
             self.figure(match_id)
-        if self.reviewing and not self.busy and quiet:
+        if self.reviewing and not self.busy and self.table_quiet():
             if self.to_review:
                 self.review(min(self.to_review))
             else:

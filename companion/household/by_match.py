@@ -204,14 +204,14 @@ def extreme(
         if not values:
             return None
         value = pick(value for value, _match, _player in values)
-        return value, [(match, player) for low, match, player in values if low == value]
+        return value, [(match, player) for each, match, player in values if each == value]
 
     def combine(parts: list[Extreme]) -> T | None:
         found_parts = [part for part in parts if part is not None]
         if not found_parts:
             return None
         value = pick(value for value, _pairs in found_parts)
-        pairs = {pair for low, each in found_parts if low == value for pair in each}
+        pairs = {pair for each, its in found_parts if each == value for pair in its}
         return first(value, pairs)
 
     return found(held, (field, *where), part, combine)
