@@ -207,7 +207,7 @@ class Matches:
     def table_quiet(self) -> bool:
         """Whether no table has entered anything for ``quiet`` seconds; when one has,
         the look that will find it quiet is asked for (``due``)."""
-        idle = store.seconds_since_last_entry()
+        idle = store.seconds_since_newest_entry()
         quiet = idle >= self.quiet
         self.again_at = None if quiet else time.monotonic() + self.quiet - idle
         return quiet

@@ -31,7 +31,7 @@ queue while other tables play on. Everything else reads in plain transactions.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,7 +41,7 @@ from typing import TypeVar
 
 from blinker import Namespace
 from flask import Flask, after_this_request, current_app, has_request_context
-from sqlalchemy import Connection, Engine, Table, bindparam, delete, func, select, update
+from sqlalchemy import Connection, Engine, Select, Table, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from companion import storage
@@ -551,14 +551,27 @@ def seconds_since_last_entry() -> float:
     """How long since a phone last entered something (a round, a game, a match, a player,
     a correction): not since the database file last changed, which a start-up's
     migration, a checkpoint or an import of its own also do. Read on a connection of its
-    own: the import's holds its staged rows, outside any transaction. The newest entry
-    of each kind is its newest id's (a look up its key, not a scan of every round: the
-    background process asks at every change)."""
+    own: the import's holds its staged rows, outside any transaction."""
+    return seconds_since(select(func.max(model.created_at)) for model in ENTRIES)
+
+
+def seconds_since_newest_entry() -> float:
+    """``seconds_since_last_entry`` as the newest row of each kind by its id says it: a
+    look up the key, not a scan of every round (the background process asks at each
+    look while a game waits for its review). An import adds rows past the table's ids
+    with their own, older times: until the table's next entry this says "longer ago"
+    than it was, and a review may go on meanwhile, which costs the table time, never an
+    entry. The import's own wait for quiet reads the exact one."""
+    return seconds_since(
+        select(model.created_at).order_by(model.id.desc()).limit(1) for model in ENTRIES
+    )
+
+
+def seconds_since(newest_of_each: Iterable[Select]) -> float:
+    """Seconds since the newest of these times (each query's one), on a connection of its
+    own; infinity when there is none."""
     with db.engine.connect() as connection:
-        newest = [
-            connection.execute(select(model.created_at).order_by(model.id.desc()).limit(1)).scalar()
-            for model in ENTRIES
-        ]
+        newest = [connection.execute(query).scalar() for query in newest_of_each]
     stamped = [moment for moment in newest if moment is not None]
     return (utcnow() - max(stamped)).total_seconds() if stamped else float("inf")
 

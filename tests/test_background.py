@@ -378,7 +378,7 @@ def test_a_review_waits_while_a_table_plays_and_goes_on_once_it_is_quiet(app, cl
         assert reviewed_games(finished) == 0  # the table entered a game just now
         assert not matches.due
         assert 50 < matches.again_at - time.monotonic() <= 60  # the look when it is quiet
-        monkeypatch.setattr(store, "seconds_since_last_entry", lambda: 60.0)  # a minute on
+        monkeypatch.setattr(store, "seconds_since_newest_entry", lambda: 60.0)  # a minute on
         matches.refresh()
         assert reviewed_games(finished) == 1
         assert matches.again_at is None and not matches.due
