@@ -169,6 +169,22 @@
     if (key && key === incoming.getAttribute("data-form-key")) event.detail.shouldSwap = false;
   });
 
+  // A <details> with an id that the player opened (a game's review, opened to wait for
+  // it) stays open when a push brings its section again, and one they closed stays shut.
+  var opened = {};
+  document.addEventListener("toggle", function (event) {
+    var details = event.target;
+    if (details.tagName === "DETAILS" && details.id) opened[details.id] = details.open;
+  }, true);
+  function keepOpened() {
+    Object.keys(opened).forEach(function (id) {
+      var details = document.getElementById(id);
+      if (details && details.tagName === "DETAILS" && details.open !== opened[id]) details.open = opened[id];
+    });
+  }
+  document.addEventListener("htmx:afterSettle", keepOpened);
+  document.addEventListener("htmx:sseMessage", keepOpened);
+
   // A form sent successfully clears the notice of a request the server could not store
   // (polls, which are GETs, do not: the notice stays until the player sends again).
   document.addEventListener("htmx:afterRequest", function (event) {
