@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Select, func, select, update
 
 from bench.apps import sqlite_app
 from bench.history import build
@@ -77,18 +77,23 @@ def review_rows(rng: random.Random, game_id: int, match_id: int, plays) -> list[
     return rows
 
 
+def finished_card_plays() -> Select:
+    """(game, match, round, player, card) of every play of a finished card game."""
+    finished = select(GameResult.game_id).distinct()
+    return (
+        select(Game.id, Game.match_id, Round.number, Play.player_id, Play.card)
+        .join(Round, Round.game_id == Game.id)
+        .join(Play, Play.round_id == Round.id)
+        .where(Game.mode == "cards", Game.id.in_(finished))
+        .order_by(Game.id)
+    )
+
+
 def add_reviews(app, seed: int = 45) -> tuple[int, int]:
     """Every finished card game's review rows; (games, rows)."""
     rng = random.Random(seed)
     with app.app_context():
-        finished = select(GameResult.game_id).distinct()
-        query = (
-            select(Game.id, Game.match_id, Round.number, Play.player_id, Play.card)
-            .join(Round, Round.game_id == Game.id)
-            .join(Play, Play.round_id == Round.id)
-            .where(Game.mode == "cards", Game.id.in_(finished))
-            .order_by(Game.id)
-        )
+        query = finished_card_plays()
         games = defaultdict(list)
         where = {}
         for game_id, match_id, number, player, card in db.session.execute(query):

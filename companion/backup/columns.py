@@ -200,6 +200,7 @@ DERIVED = (
     derived.PlayerMatchStat,
     derived.MatchRating,
     derived.PlayLuck,
+    derived.LuckPlayer,
     derived.ReviewCard,
     derived.ReviewPlayer,
 )

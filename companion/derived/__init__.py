@@ -33,6 +33,7 @@ from companion.derived.figures import (
 from companion.derived.results import compared, put_results, replay_results
 from companion.derived.tables import (
     CardTake,
+    LuckPlayer,
     MatchRating,
     NemesisCount,
     PlayerGameStat,
@@ -50,6 +51,7 @@ from companion.state import MatchState, PlayedGame, match_state, played_game, st
 __all__ = [
     "CardTake",
     "GameResult",
+    "LuckPlayer",
     "MatchRating",
     "NemesisCount",
     "PlayLuck",

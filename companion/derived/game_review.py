@@ -13,7 +13,6 @@ read what is kept (``read``) and say when a game's review is not there yet.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
 
@@ -21,7 +20,7 @@ from sqlalchemy import Select, case, delete, func, insert, or_, select
 
 from companion.db import db
 from companion.derived.audit import match_problem
-from companion.derived.play_luck import deck_of, placed_rounds
+from companion.derived.play_luck import deck_of, differing_sums, placed_rounds
 from companion.derived.tables import ReviewCard, ReviewPlayer
 from companion.models import Game, GameResult, Match
 from companion.rules import review
@@ -345,31 +344,7 @@ def out_of_line(match: Match) -> list[StaleReview]:
 def sums_out_of_line(match_id: int) -> set[int]:
     """The match's games whose kept players' sums (``ReviewPlayer``) are not those of
     their kept rows (``player_sums``)."""
-    kept_sums = {
-        (row[0], row[2]): row[3:]
-        for row in db.session.execute(
-            select(*(getattr(ReviewPlayer, name) for name in SUMMED)).where(
-                ReviewPlayer.match_id == match_id
-            )
-        )
-    }
-    summed = {
-        (row[0], row[2]): row[3:]
-        for row in db.session.execute(player_sums(ReviewCard.match_id == match_id))
-    }
-    return {
-        game_id
-        for game_id, player in kept_sums.keys() | summed.keys()
-        if not same_sums(kept_sums.get((game_id, player)), summed.get((game_id, player)))
-    }
-
-
-def same_sums(kept: tuple | None, summed: tuple | None) -> bool:
-    """Whether a player's kept sums are their rows' (to a rounding: a sum's order may
-    differ from one database to another)."""
-    if kept is None or summed is None:
-        return kept is summed
-    return all(
-        a == b if a is None or b is None else math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-        for a, b in zip(kept, summed, strict=True)
+    kept = select(*(getattr(ReviewPlayer, name) for name in SUMMED))
+    return differing_sums(
+        kept.where(ReviewPlayer.match_id == match_id), player_sums(ReviewCard.match_id == match_id)
     )

@@ -17,15 +17,16 @@ of it, and pages that read luck never figure it (``read``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import Select, delete, func, insert, select
+from sqlalchemy import Select, case, delete, func, insert, select
 
 from companion import rules
 from companion.db import db
 from companion.derived.audit import match_problem
-from companion.derived.tables import PlayLuck
+from companion.derived.tables import LuckPlayer, PlayLuck
 from companion.models import Game, Match
 from companion.state import PlayedGame, played_game
 
@@ -107,11 +108,45 @@ class GameLuck(NamedTuple):
 
 def put_figured(luck: GameLuck) -> None:
     """Replace a game's rows of the rounds figured by those rows, and delete any of its
-    rows past its placed rounds (inside a short write)."""
+    rows past its placed rounds (inside a short write); then its players' sums."""
     going = PlayLuck.round_number.in_(luck.numbers) | (PlayLuck.round_number > luck.placed)
     db.session.execute(delete(PlayLuck).where(PlayLuck.game_id == luck.game_id, going))
     if luck.rows:
         db.session.execute(insert(PlayLuck), [row._asdict() for row in luck.rows])
+    sum_players([luck.game_id])
+
+
+def sum_players(game_ids: Sequence[int]) -> None:
+    """These games' players' sums (``LuckPlayer``) anew from their rows, inside the write
+    that changed them: a sum only for a game whose luck is complete."""
+    db.session.execute(delete(LuckPlayer).where(LuckPlayer.game_id.in_(game_ids)))
+    sums = player_sums(PlayLuck.game_id.in_(game_ids))
+    db.session.execute(insert(LuckPlayer).from_select(SUMMED, sums))
+
+
+# What ``LuckPlayer`` keeps of a player's game, in ``player_sums``' order.
+SUMMED = ("game_id", "match_id", "player_id", "expected", "bulls", "lowest")
+
+
+def player_sums(*where) -> Select:
+    """(game, match, player, expected, bulls, lowest chance of a play that took a row)
+    of each player's complete games among those ``where`` picks. A player's game is
+    complete when it has a row for every round, each figured with the whole hands: a
+    round's rows are written together, so then every round of the game is figured so."""
+    whole = func.sum(case((PlayLuck.whole, 1), else_=0))
+    return (
+        select(
+            PlayLuck.game_id,
+            func.max(PlayLuck.match_id),
+            PlayLuck.player_id,
+            func.sum(PlayLuck.expected),
+            func.sum(PlayLuck.bulls),
+            func.min(case((PlayLuck.bulls > 0, PlayLuck.chance))),
+        )
+        .where(*where)
+        .group_by(PlayLuck.game_id, PlayLuck.player_id)
+        .having(func.count() == rules.HAND_SIZE, whole == rules.HAND_SIZE)
+    )
 
 
 def still_right(luck: GameLuck) -> GameLuck | None:
@@ -150,7 +185,8 @@ def drop_stale_luck(match_id: int, corrected: Sequence[int] = ()) -> bool:
     anew). True when a card game was written, whose luck ``stale_luck`` then figures:
     the write itself places no card for luck, so the table never waits for it."""
     if corrected:
-        db.session.execute(delete(PlayLuck).where(PlayLuck.game_id.in_(corrected)))
+        for model in (PlayLuck, LuckPlayer):
+            db.session.execute(delete(model).where(model.game_id.in_(corrected)))
         return True
     match = db.session.get(Match, match_id)
     return match is not None and any(game.mode == "cards" for game in match.games[-1:])
@@ -249,6 +285,7 @@ def rebuild_luck(check: bool, echo=print) -> LuckRebuilt:
         player_ids = [seat.player_id for seat in match.seats]
         games = [game for game in match.games if game.mode == "cards"]
         have = stored([game.id for game in games])
+        wrong_sums = sums_out_of_line(match.id)
         for stored_game in games:
             game = played_game(stored_game, player_ids)
             kept = have.get(stored_game.id, {})
@@ -259,7 +296,7 @@ def rebuild_luck(check: bool, echo=print) -> LuckRebuilt:
             in_line = {
                 row for number, rows in kept.items() if number not in pending for row in rows
             }
-            if wanted != in_line:
+            if wanted != in_line or stored_game.id in wrong_sums:
                 found.differing.append(match.id)
                 echo(f"match {match.id} game {stored_game.number}: luck differs")
             elif pending:
@@ -287,27 +324,52 @@ def round_chances(game_id: int, number: int) -> dict[int, float]:
 
 
 def complete_games(among) -> Select:
-    """The ids of the games, of those ``among`` picks, whose every round is figured with
-    the whole hands: finished games whose luck is all there (a statement to select in)."""
-    return (
-        select(PlayLuck.game_id)
-        .where(among, PlayLuck.whole)
-        .group_by(PlayLuck.game_id)
-        .having(func.count(func.distinct(PlayLuck.round_number)) == rules.HAND_SIZE)
-    )
+    """The ids of the games, of those ``among`` picks (a condition on ``LuckPlayer``),
+    whose every round is figured with the whole hands: finished games whose luck is all
+    there (a statement to select in)."""
+    return select(LuckPlayer.game_id).where(among).distinct()
 
 
 def finished_luck(game_ids: Sequence[int]) -> dict[int, rules.PlayerLuck]:
     """Each player's expected bulls and bulls taken over these finished card games, as
     stored, by player id; only games whose every round is figured with whole hands (a game
     an import brought counts once the background has figured it)."""
-    complete = complete_games(PlayLuck.game_id.in_(game_ids))
     query = (
-        select(PlayLuck.player_id, func.sum(PlayLuck.expected), func.sum(PlayLuck.bulls))
-        .where(PlayLuck.game_id.in_(complete))
-        .group_by(PlayLuck.player_id)
+        select(LuckPlayer.player_id, func.sum(LuckPlayer.expected), func.sum(LuckPlayer.bulls))
+        .where(LuckPlayer.game_id.in_(game_ids))
+        .group_by(LuckPlayer.player_id)
     )
     return {
         player_id: rules.PlayerLuck(player_id, float(expected), int(bulls))
         for player_id, expected, bulls in db.session.execute(query)
     }
+
+
+def sums_out_of_line(match_id: int) -> set[int]:
+    """The match's games whose kept players' sums (``LuckPlayer``) are not those of their
+    kept rows (``player_sums``)."""
+    kept = select(*(getattr(LuckPlayer, name) for name in SUMMED))
+    return differing_sums(
+        kept.where(LuckPlayer.match_id == match_id), player_sums(PlayLuck.match_id == match_id)
+    )
+
+
+def differing_sums(kept: Select, summed: Select) -> set[int]:
+    """The games whose players' sums as kept (rows of game, match, player and figures) are
+    not as summed from their rows (to a rounding: a sum's order may differ from one
+    database to another)."""
+    found: dict[tuple[int, int], list] = {}
+    for side, query in enumerate((kept, summed)):
+        for row in db.session.execute(query):
+            found.setdefault((row[0], row[2]), [None, None])[side] = tuple(row[3:])
+    return {game_id for (game_id, _), (a, b) in found.items() if not same_sums(a, b)}
+
+
+def same_sums(kept: tuple | None, summed: tuple | None) -> bool:
+    """Whether a player's kept sums are their rows' (to a rounding)."""
+    if kept is None or summed is None:
+        return kept is summed
+    return all(
+        a == b if a is None or b is None else math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+        for a, b in zip(kept, summed, strict=True)
+    )

@@ -171,18 +171,37 @@ class PlayLuck(db.Model):
 
     __table_args__ = (
         UniqueConstraint("game_id", "round_number", "player_id", name="uq_play_luck_player"),
-        # Covering: a match's sums per player and game (the household's luck pages,
-        # companion.household.match_luck) read the index alone, not the rows.
+        Index("ix_play_luck_match", "match_id"),
+    )
+
+
+class LuckPlayer(db.Model):
+    """Derived: a player's luck over a card game whose every round is figured with the
+    whole hands (the game is over), summed from its ``PlayLuck`` rows in the write that
+    stores them (``companion.derived.play_luck.put_figured``): the bulls expected and
+    taken, and the lowest chance of a play that took a row (None when none did). The
+    household's pages sum these (``companion.household.match_luck``), a row per game and
+    player, not one per play."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("match.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"))
+    expected: Mapped[float]
+    bulls: Mapped[int]
+    lowest: Mapped[float | None]
+
+    __table_args__ = (
+        UniqueConstraint("game_id", "player_id", name="uq_luck_player_game"),
+        # Covering: a match's sums per player read the index alone, not the rows.
         Index(
-            "ix_play_luck_match",
+            "ix_luck_player_match",
             "match_id",
             "player_id",
             "game_id",
-            "whole",
-            "round_number",
             "expected",
             "bulls",
-            "chance",
+            "lowest",
         ),
     )
 

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from companion.db import db
 from companion.derived.play_luck import complete_games
-from companion.derived.tables import PlayLuck
+from companion.derived.tables import LuckPlayer, PlayLuck
 from companion.household.by_match import Kept, extreme, found, in_range
 from companion.household.match_luck import Luck, MatchLuck, kept
 from companion.models import Game, Match
@@ -94,7 +94,7 @@ def first_play(chance: float, where: set[tuple[int, int]]) -> Play | None:
     """Of the plays with this chance that took a row in the complete games of these
     (match, player) pairs, the one with the most bulls, then the earliest."""
     matches = sorted({match_id for match_id, _player in where})
-    complete = complete_games(PlayLuck.match_id.in_(matches))
+    complete = complete_games(LuckPlayer.match_id.in_(matches))
     query = (
         select(
             PlayLuck.bulls,

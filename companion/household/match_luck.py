@@ -6,8 +6,9 @@ A player's luck over some games is the bulls their cards were expected to take l
 bulls they took (``rules.PlayerLuck``), summed over the finished card games whose luck
 is complete: every round figured with the whole hands (as
 ``companion.derived.play_luck.finished_luck`` counts them), and shown per game. Pages
-only read the stored ``PlayLuck`` rows: a game an import brought counts once the
-background has figured it; a score-only game or one still going on never does.
+only read each player's stored sums of a game (``LuckPlayer``, a row per game and
+player, not one per play): a game an import brought counts once the background has
+figured it; a score-only game or one still going on never does.
 
 A game's luck changes in a write of its own after the game ended
 (``play_luck.fill_luck``), which raises the match's version: ``by_match`` reads again
@@ -19,11 +20,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import Select, case, func, select
+from sqlalchemy import Select, func, select
 
 from companion import rules
 from companion.db import db
-from companion.derived.tables import PlayLuck
+from companion.derived.tables import LuckPlayer
 from companion.household.by_match import ByMatch, Kept
 
 
@@ -71,7 +72,7 @@ def read_matches(
     ids: list[int] | None, versions: dict[int, tuple[int, datetime]]
 ) -> dict[int, MatchLuck]:
     """The luck of these matches (None: all of them) as stored, at ``versions``."""
-    where = [] if ids is None else [PlayLuck.match_id.in_(ids)]
+    where = [] if ids is None else [LuckPlayer.match_id.in_(ids)]
     players: dict[int, list[PlayerInMatch]] = {}
     for match_id, player_id, games, expected, bulls, lowest in db.session.connection().execute(
         player_sums(where)
@@ -87,32 +88,18 @@ def read_matches(
 
 def player_sums(where: list) -> Select:
     """(match, player, games, expected, bulls, lowest chance of a play that took a row)
-    over each match's complete games. A player's game is complete when it has a row for
-    every round, each figured with the whole hands: a round's rows are written together,
-    so then every round of the game is figured so."""
-    whole = func.sum(case((PlayLuck.whole, 1), else_=0))
-    games = (
-        select(
-            PlayLuck.match_id,
-            PlayLuck.player_id,
-            func.sum(PlayLuck.expected).label("expected"),
-            func.sum(PlayLuck.bulls).label("bulls"),
-            func.min(case((PlayLuck.bulls > 0, PlayLuck.chance))).label("lowest"),
-        )
-        .where(*where)
-        .group_by(PlayLuck.match_id, PlayLuck.player_id, PlayLuck.game_id)
-        .having(func.count() == rules.HAND_SIZE, whole == rules.HAND_SIZE)
-        .subquery()
-    )
+    over each match's complete games: each player's sums of a game (``LuckPlayer``) are
+    kept only for a game whose every round is figured with the whole hands."""
     return (
         select(
-            games.c.match_id,
-            games.c.player_id,
+            LuckPlayer.match_id,
+            LuckPlayer.player_id,
             func.count(),
-            func.sum(games.c.expected),
-            func.sum(games.c.bulls),
-            func.min(games.c.lowest),
+            func.sum(LuckPlayer.expected),
+            func.sum(LuckPlayer.bulls),
+            func.min(LuckPlayer.lowest),
         )
-        .group_by(games.c.match_id, games.c.player_id)
-        .order_by(games.c.match_id, games.c.player_id)
+        .where(*where)
+        .group_by(LuckPlayer.match_id, LuckPlayer.player_id)
+        .order_by(LuckPlayer.match_id, LuckPlayer.player_id)
     )

@@ -32,7 +32,7 @@ from sqlalchemy import delete, func, select, update
 from companion import derived, rules, store
 from companion.db import db
 from companion.derived.play_luck import finished_luck
-from companion.derived.tables import PlayLuck
+from companion.derived.tables import LuckPlayer, PlayLuck
 from companion.household import match_luck, yearly
 from companion.models import Game, Match, utcnow
 from companion.state import played_game
@@ -232,7 +232,8 @@ def test_score_only_and_unfigured_games_show_no_luck(app, client):
     cards = start_match(client, [cleo, dora], end_kind="games", end_value=1)
     play_game(client, cards, [cleo, dora], random.Random(3))
     with app.app_context():
-        db.session.execute(delete(PlayLuck).where(PlayLuck.match_id == cards))
+        for kept in (PlayLuck, LuckPlayer):  # the rows and their sums
+            db.session.execute(delete(kept).where(kept.match_id == cards))
         db.session.execute(update(Match).where(Match.id == cards).values(version=Match.version + 1))
         db.session.commit()
     html = client.get("/leaderboard").text
@@ -359,7 +360,8 @@ def test_luck_follows_new_games_and_a_late_fill(app, client, household):
     )
     # As after an import: the match's luck not figured yet (the import raises versions).
     with app.app_context():
-        db.session.execute(delete(PlayLuck).where(PlayLuck.match_id == three))
+        for kept in (PlayLuck, LuckPlayer):  # the rows and their sums
+            db.session.execute(delete(kept).where(kept.match_id == three))
         db.session.execute(update(Match).where(Match.id == three).values(version=Match.version + 1))
         db.session.commit()
     assert luck_cell(client.get("/leaderboard").text, "Cleo").endswith("3 games")
@@ -450,3 +452,54 @@ def test_luck_in_german_and_french(app, client, household, accept, words):
         assert word.replace(NBSP, " ") in pages, word
     assert re.search(rf"[+{MINUS}]\d+,\d", pages)  # a decimal comma in both
     assert "bulls per game" not in pages and "Luckiest" not in pages
+
+
+def sums_across_the_migration(app) -> tuple[list, list]:
+    """A game played at the newest schema, its players' luck sums (``LuckPlayer``) as
+    written with its luck, then as the migration that brought the table fills it from
+    the luck rows (the database taken back before it and forward again)."""
+    from flask_migrate import downgrade, upgrade
+
+    kept = select(
+        LuckPlayer.game_id,
+        LuckPlayer.match_id,
+        LuckPlayer.player_id,
+        LuckPlayer.expected,
+        LuckPlayer.bulls,
+        LuckPlayer.lowest,
+    ).order_by(LuckPlayer.game_id, LuckPlayer.player_id)
+    with app.app_context():
+        upgrade()
+    client = app.test_client()
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    play_game(client, match_id, ids, random.Random(34))
+    with app.app_context():
+        store.luck_after(match_id)
+        written = rounded(db.session.execute(kept))
+        db.session.remove()
+        downgrade(revision="d5a1c8e3f920")  # before luck_player
+        upgrade()
+        filled = rounded(db.session.execute(kept))
+        db.session.remove()
+    return written, filled
+
+
+def rounded(rows) -> list[tuple]:
+    """Rows with their figures to 9 places (a sum's order may differ between engines)."""
+    return [tuple(round(v, 9) if isinstance(v, float) else v for v in row) for row in rows]
+
+
+@pytest.mark.database  # on PostgreSQL too
+def test_the_migration_fills_the_luck_sums_from_the_luck_kept(tmp_path, monkeypatch):
+    import logging.config
+
+    from conftest import database_url, testing_config
+
+    from companion import create_app
+
+    monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
+    empty = database_url(tmp_path / "o.sqlite", empty=True)  # on either engine
+    app = create_app(testing_config(tmp_path / "o.sqlite", SQLALCHEMY_DATABASE_URI=empty))
+    written, filled = sums_across_the_migration(app)
+    assert len(written) == 3 and filled == written

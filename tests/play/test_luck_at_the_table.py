@@ -23,12 +23,12 @@ from driver import (
     tokens,
     undo,
 )
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 
-from companion import rules
+from companion import rules, store
 from companion.db import db
-from companion.derived.play_luck import rebuild_luck
-from companion.derived.tables import PlayLuck
+from companion.derived.play_luck import rebuild_luck, sums_out_of_line
+from companion.derived.tables import LuckPlayer, PlayLuck
 from companion.models import Game, Match
 from companion.state import played_game
 
@@ -189,6 +189,7 @@ def test_rebuild_puts_back_what_was_lost_and_luck_json_never_waits_for_it(
     wanted = luck_of(client, match_id)
     with app.app_context():
         db.session.execute(delete(PlayLuck))
+        db.session.execute(delete(LuckPlayer))
         db.session.commit()
     # Nothing kept (an import's game before the background fills it): luck.json says so,
     # and figures nothing in the request (0.2 s a game of ten, every request held up).
@@ -206,6 +207,32 @@ def test_rebuild_puts_back_what_was_lost_and_luck_json_never_waits_for_it(
         db.session.execute(update(PlayLuck).values(expected=PlayLuck.expected + 1))
         db.session.commit()
         assert rebuild_luck(check=True, echo=lambda line: None) == ([match_id], [])
+        rebuild_luck(check=False, echo=lambda line: None)
+        db.session.commit()
+        # and so is a player's kept sum of a game (LuckPlayer) that is not its rows'
+        db.session.execute(update(LuckPlayer).values(bulls=LuckPlayer.bulls + 1))
+        db.session.commit()
+        assert rebuild_luck(check=True, echo=lambda line: None) == ([match_id], [])
+        rebuild_luck(check=False, echo=lambda line: None)
+        db.session.commit()
+        assert rebuild_luck(check=True, echo=lambda line: None) == ([], [])
+        assert sums_out_of_line(match_id) == set()
+
+
+def test_a_finished_games_sums_are_its_rows_and_go_with_an_undo(app, client, three_played):
+    """Each player's sums of a game (LuckPlayer, what the household's pages read) are
+    written with the game's whole luck, equal to its rows' sums, and none is kept for a
+    game whose luck is not complete."""
+    ids, match_id, replay = three_played
+    with app.app_context():
+        sums = db.session.execute(select(LuckPlayer.player_id, LuckPlayer.bulls)).all()
+        assert dict(sums) == {pid: rules.pile_bulls(replay.piles[pid]) for pid in ids}
+        assert sums_out_of_line(match_id) == set()
+    assert undo(client, match_id).status_code == 303  # round 10 gone: the game reopened
+    with app.app_context():
+        store.luck_after(match_id)
+        assert db.session.scalar(select(func.count()).select_from(LuckPlayer)) == 0
+        assert sums_out_of_line(match_id) == set()
 
 
 def test_a_score_only_game_has_no_plays(app, client):
