@@ -3,9 +3,10 @@ while the background works it out the phone shows so, the players start the next
 and when the review is stored its push fills in the game's end while the starting cards
 being typed, the field being typed in and the opened review stay as they were.
 
-Twice: on a test server that polls, the test storing the review as the background would;
-and on the real server (`python -m companion.serve`), its own background process held
-(SIGSTOP) until the phone is typing, then let go, the review coming by the event stream.
+Twice, at a home network's address (not a secure context): on a test server that polls,
+the test storing the review as the background would; and on the real server (`python -m
+companion.serve`), its own background process held (SIGSTOP) until the phone is typing,
+then let go, the review coming by the event stream.
 """
 
 import os
@@ -14,6 +15,7 @@ import signal
 
 import conftest
 import pytest
+from chromium import LAN_HOST
 from conftest import make_app, serving
 from driver import add_players, play_game, start_match, tokens
 from phones import wait_for
@@ -63,12 +65,12 @@ def review_arrived(page, third) -> None:
 
 
 def test_the_review_fills_in_while_the_next_game_is_being_typed(page, tmp_path):
-    app = make_app(tmp_path / "companion.sqlite")
+    app = make_app(tmp_path / "companion.sqlite", TRUSTED_HOSTS=LAN_HOST)
     match_id = game_over(app.test_client())
     with app.app_context():
         store.luck_after(match_id)
     with serving(app) as port:
-        base = f"http://127.0.0.1:{port}/matches/{match_id}"
+        base = f"http://{LAN_HOST}:{port}/matches/{match_id}"
         third = start_typing(page, base, app, match_id)
         with app.app_context():
             assert store.review_after(match_id) == 1
@@ -76,15 +78,17 @@ def test_the_review_fills_in_while_the_next_game_is_being_typed(page, tmp_path):
 
 
 def test_the_servers_background_pushes_the_review_into_an_open_page(page, served, tmp_path):
-    server, port = served(COMPANION_LIVE_POLL="null")  # only the stream brings it
+    # Only the stream brings it.
+    server, port = served(COMPANION_LIVE_POLL="null", COMPANION_TRUSTED_HOSTS=LAN_HOST)
     wait_for(lambda: len(background(server.pid)) == 1, lambda: server.poll() is None)
     [held] = background(server.pid)
     os.kill(held, signal.SIGSTOP)
     try:
         app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
         match_id = game_over(app.test_client())
-        base = f"http://127.0.0.1:{port}/matches/{match_id}"
+        base = f"http://{LAN_HOST}:{port}/matches/{match_id}"
         third = start_typing(page, base, app, match_id)
+        assert page.evaluate("window.isSecureContext") is False
         expect(page.locator("#stream")).to_have_attribute("data-stream", "open", timeout=30_000)
     finally:
         os.kill(held, signal.SIGCONT)
