@@ -127,6 +127,26 @@ def read_versions(buckets: list[int]) -> dict[int, tuple[int, datetime]]:
     return {row[0]: (row[1], row[2]) for row in db.session.connection().execute(query)}
 
 
+def players_by_match(
+    rows: Iterable[Sequence],
+    ids: list[int] | None,
+    versions: dict[int, tuple[int, datetime]],
+    match: Callable[..., Figures],
+    player: Callable[..., Any],
+) -> dict[int, Figures]:
+    """Each match of ``ids`` (None: every match of ``versions``) as ``match(version,
+    played_at, players)``: its players made by ``player(*values)`` from the rows (a match
+    id, then a player's values) that name it; none for a match no row names."""
+    players: dict[int, list] = {}
+    for match_id, *values in rows:
+        players.setdefault(match_id, []).append(player(*values))
+    return {
+        match_id: match(*versions[match_id], tuple(players.get(match_id, ())))
+        for match_id in (versions if ids is None else ids)
+        if match_id in versions
+    }
+
+
 def chunks(ids: Sequence[int], size: int) -> Iterator[list[int]]:
     """``ids`` in lists of at most ``size``."""
     for start in range(0, len(ids), size):

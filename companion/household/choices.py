@@ -22,7 +22,14 @@ from sqlalchemy import Select, func, select
 from companion.db import db
 from companion.derived import game_review
 from companion.derived.tables import ReviewCard, ReviewPlayer
-from companion.household.by_match import ByMatch, Kept, extreme, found, in_range
+from companion.household.by_match import (
+    ByMatch,
+    Kept,
+    extreme,
+    found,
+    in_range,
+    players_by_match,
+)
 from companion.household.yearly import Costly
 from companion.models import Game, Match
 
@@ -77,18 +84,13 @@ def read_matches(
 ) -> dict[int, MatchChoices]:
     """The reviewed games of these matches (None: all of them) as kept, at ``versions``."""
     where = [] if ids is None else [ReviewPlayer.match_id.in_(ids)]
-    players: dict[int, list[PlayerChoices]] = {}
-    for match_id, player_id, *sums, costliest in db.session.connection().execute(
-        player_sums(where)
-    ):
-        games, cost, good, plays = sums
-        choices = Choices(games, float(cost), int(good), int(plays))
-        players.setdefault(match_id, []).append(PlayerChoices(player_id, choices, costliest))
-    return {
-        match_id: MatchChoices(*versions[match_id], tuple(players.get(match_id, ())))
-        for match_id in (versions if ids is None else ids)
-        if match_id in versions
-    }
+    rows = db.session.connection().execute(player_sums(where))
+    return players_by_match(rows, ids, versions, MatchChoices, player_choices)
+
+
+def player_choices(player_id: int, games: int, cost, good, plays, costliest) -> PlayerChoices:
+    """A player's row of ``player_sums`` (its match's id left out)."""
+    return PlayerChoices(player_id, Choices(games, float(cost), int(good), int(plays)), costliest)
 
 
 def player_sums(where: list) -> Select:

@@ -25,7 +25,7 @@ from sqlalchemy import Select, func, select
 from companion import rules
 from companion.db import db
 from companion.derived.tables import LuckPlayer
-from companion.household.by_match import ByMatch, Kept
+from companion.household.by_match import ByMatch, Kept, players_by_match
 
 
 class Luck(NamedTuple):
@@ -73,17 +73,13 @@ def read_matches(
 ) -> dict[int, MatchLuck]:
     """The luck of these matches (None: all of them) as stored, at ``versions``."""
     where = [] if ids is None else [LuckPlayer.match_id.in_(ids)]
-    players: dict[int, list[PlayerInMatch]] = {}
-    for match_id, player_id, games, expected, bulls, lowest in db.session.connection().execute(
-        player_sums(where)
-    ):
-        luck = Luck(games, float(expected), int(bulls))
-        players.setdefault(match_id, []).append(PlayerInMatch(player_id, luck, lowest))
-    return {
-        match_id: MatchLuck(*versions[match_id], tuple(players.get(match_id, ())))
-        for match_id in (versions if ids is None else ids)
-        if match_id in versions
-    }
+    rows = db.session.connection().execute(player_sums(where))
+    return players_by_match(rows, ids, versions, MatchLuck, player_in_match)
+
+
+def player_in_match(player_id: int, games: int, expected, bulls, lowest) -> PlayerInMatch:
+    """A player's row of ``player_sums`` (its match's id left out)."""
+    return PlayerInMatch(player_id, Luck(games, float(expected), int(bulls)), lowest)
 
 
 def player_sums(where: list) -> Select:
