@@ -11,12 +11,16 @@ rebuildable from the inputs (``flask --app companion rebuild``).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any, NamedTuple
 
 from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from companion import rules
 from companion.db import db
+from companion.rules import N_
 
 # No row id is above PostgreSQL's integer (SQLite's would go on to 2**63 - 1): a larger
 # id in a URL or form is one that does not exist, never an error of the database.
@@ -40,6 +44,24 @@ def utcnow() -> datetime:
 def new_token() -> str:
     """An unguessable link secret: 256 random bits, URL-safe."""
     return secrets.token_urlsafe(32)
+
+
+class Typed(NamedTuple):
+    """A text the players type about a match, declared on its column (``info``) with its
+    rule and its words, as Django keeps a field's ``verbose_name`` and ``help_text``: the
+    new-match form, the match page's form (``POST /matches/<id>/<name>``), the match page,
+    the history, the match's CSV and its BG Stats play read every one from
+    ``MATCH_TEXTS``, so a new text is its column here, its rule and its backup line."""
+
+    check: Callable[[Any], str | None]  # the rules' function: stored form, or RuleError
+    label: str  # its field on the match page, its row in the CSV
+    optional: str  # its field on the new-match form, which may stay empty
+    hint: str  # under both fields
+    add: str  # the match page's form, while it is empty
+    change: str  # the match page's form, once it is not
+    save: str  # that form's button
+    bgstats: str = ""  # the BG Stats play's text field that carries it, if any
+    most: int = 0  # its length at most: its column's (``MATCH_TEXTS`` fills it in)
 
 
 class Player(db.Model):
@@ -77,7 +99,22 @@ class Match(db.Model):
     # of the match before only while they are the ones it was started with.
     links_renewed_at: Mapped[datetime | None] = mapped_column(default=None)
     # The players' note on the match ("Oma's 80th"), as ``rules.match_note`` takes it.
-    note: Mapped[str | None] = mapped_column(String(200), default=None)
+    note: Mapped[str | None] = mapped_column(
+        String(rules.MAX_NOTE),
+        default=None,
+        info={
+            "typed": Typed(
+                rules.match_note,
+                N_("Note"),
+                N_("Note (optional)"),
+                N_("Such as “Oma’s 80th”: shown with the match and in the history."),
+                N_("Add a note"),
+                N_("Change the note"),
+                N_("Save the note"),
+                bgstats="comments",
+            )
+        },
+    )
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match",
@@ -97,6 +134,14 @@ class Match(db.Model):
         CheckConstraint("end_value BETWEEN 1 AND 1000", name="end_value"),
         Index("uq_match_rematch_id", "rematch_id", unique=True),
     )
+
+
+# The texts the players type about a match, by column name, in the columns' order.
+MATCH_TEXTS: dict[str, Typed] = {
+    column.name: column.info["typed"]._replace(most=column.type.length)
+    for column in Match.__table__.columns
+    if "typed" in column.info
+}
 
 
 class Seat(db.Model):

@@ -31,7 +31,7 @@ queue while other tables play on. Everything else reads in plain transactions.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -475,15 +475,20 @@ def fill_all_missing_luck() -> int:
 
 
 def create_match(
-    end: EndCondition, pro: bool, seats: list[int], new_name: str | None, note: str | None = None
+    end: EndCondition,
+    pro: bool,
+    seats: list[int],
+    new_name: str | None,
+    texts: Mapping[str, str | None] | None = None,
 ) -> Match | None:
     """Store a new match: its house rules, the seated players in order, a new player
-    typed in the form (seated last) and its note. None when that name was taken meanwhile
-    (the unique key, in a race with another phone): nothing is stored."""
+    typed in the form (seated last) and its texts (``models.MATCH_TEXTS``: the note). None
+    when that name was taken meanwhile (the unique key, in a race with another phone):
+    nothing is stored."""
     try:
         with writing():
             room_for(Match)
-            match = Match(end_kind=end.kind, end_value=end.value, pro=pro, note=note)
+            match = Match(end_kind=end.kind, end_value=end.value, pro=pro, **(texts or {}))
             players = [db.session.get(Player, player_id) for player_id in seats]
             if new_name:
                 players.append(new_player(new_name))

@@ -247,10 +247,10 @@ def match_csv(
     total_label: str,
     times: Mapping[int, tuple[str, int]] | None = None,
     time_labels: Sequence[str] = (),
-    note_label: str = "Note",
+    texts: Sequence[tuple[str, str]] = (),
 ) -> str:
     """A match for a spreadsheet: one row per finished game, one column per player, totals;
-    and the match's note, if it has one, in a last row headed ``note_label``.
+    and the match's texts (its note), a last row each: ``texts``, each label and text.
 
     ``times``: when each finished game (by number; 0 for the whole match) was played
     and its minutes, as two more columns headed ``time_labels``. Starts with a byte
@@ -264,6 +264,5 @@ def match_csv(
         lines.append(csv_line([game.number, *bulls, *times.get(game.number, ())]))
     totals = (state.standing.totals[pid] for pid in state.player_ids)
     lines.append(csv_line([total_label, *totals, *times.get(0, ())]))
-    if state.match.note:
-        lines.append(csv_line([note_label, state.match.note]))
+    lines.extend(csv_line(row) for row in texts)
     return "\ufeff" + "".join(lines)

@@ -8,6 +8,7 @@ functions of the modules named; none of them adds a route of its own.
 
 from flask import Blueprint, Flask
 
+from companion.models import MATCH_TEXTS
 from companion.play import (
     correct,
     entry,
@@ -34,7 +35,7 @@ ROUTES = [
     ("/matches/", POST, setup.create),
     (f"{MATCH}/rematch", POST, setup.rematch),
     (f"{MATCH}/rematch", GET, setup.follow_rematch),
-    (f"{MATCH}/note", POST, setup.change_note),
+    (f"{MATCH}/<any({', '.join(MATCH_TEXTS)}):name>", POST, setup.change_text),
     # The match at the table: its pages, and how they stay up to date.
     (MATCH, GET, match_pages.show),
     (f"{MATCH}/grid", GET, match_pages.grid),

@@ -25,6 +25,7 @@ from flask_babel import to_user_timezone
 from markupsafe import Markup
 
 from companion.derived.timing import MatchTimes
+from companion.models import MATCH_TEXTS, Match
 from companion.play.links import public_base_url, qr_svg
 from companion.state import MatchState
 
@@ -56,11 +57,10 @@ def play_data(
     played_at: datetime,
     minutes: int,
     location: str,
-    note: str | None = None,
+    texts: Mapping[str, str] | None = None,
 ) -> dict:
     """The play as BG Stats reads it: ranks by bulls (1 = fewest, ties share a rank); the
-    match's note as the play's comments."""
-    comments = {"comments": note} if note else {}
+    match's texts in the play's text fields (``texts``: the note as its "comments")."""
     return {
         "sourceName": SOURCE_NAME,
         "sourcePlayId": f"companion-match-{match_id}",
@@ -79,7 +79,7 @@ def play_data(
             }
             for position, seat in enumerate(seats)
         ],
-        **comments,
+        **(texts or {}),
     }
 
 
@@ -123,6 +123,14 @@ def bgstats_link(state: MatchState, times: MatchTimes) -> BgStats | None:
     ]
     local = to_user_timezone(span.start).replace(tzinfo=None)
     location = current_app.config.get("LOCATION") or DEFAULT_LOCATION
-    match_id, note = state.match.id, state.match.note
-    data = play_data(match_id, seats, local, span.minutes, location, note)
-    return BgStats(play_link(data), match_id)
+    data = play_data(state.match.id, seats, local, span.minutes, location, play_texts(state.match))
+    return BgStats(play_link(data), state.match.id)
+
+
+def play_texts(match: Match) -> dict[str, str]:
+    """The match's texts that BG Stats' play carries (its note: "comments"), by its field."""
+    fields: dict[str, list[str]] = {}
+    for name, typed in MATCH_TEXTS.items():
+        if typed.bgstats and (text := getattr(match, name)):
+            fields.setdefault(typed.bgstats, []).append(text)
+    return {key: "\n".join(texts) for key, texts in fields.items()}

@@ -1,5 +1,5 @@
-"""Matches: start one with players, house rules and a note, change its note, follow it
-to its rematch."""
+"""Matches: start one with players, house rules and the texts the players type about it
+(``models.MATCH_TEXTS``: its note), change a text later, follow a match to its rematch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 
 from companion import rules
 from companion.db import db
-from companion.models import MAX_ID, Match, Player, Seat
+from companion.models import MATCH_TEXTS, MAX_ID, Match, Player, Seat
 from companion.play.board import match_view
 from companion.state import MatchState, current_state
 from companion.store import Change, Full, add_player, create_match, start_rematch, write_match
@@ -90,8 +90,8 @@ def create():
         errors["seats"] = seat_errors[0]
     end, end_errors = read_end(request.form)
     errors.update(end_errors)
-    note, note_errors = read_note(request.form)
-    errors.update(note_errors)
+    texts, text_errors = read_texts(request.form)
+    errors.update(text_errors)
     pro = request.form.get("deck") == "pro"
     total = len(seats) + (1 if new_name else 0)
     if "seats" not in errors and not rules.MIN_PLAYERS <= total <= rules.MAX_PLAYERS:
@@ -101,7 +101,7 @@ def create():
     if errors:
         return new_match_form(errors), 422
     try:
-        match = create_match(end, pro, seats, new_name, note)
+        match = create_match(end, pro, seats, new_name, texts)
     except Full as full:
         message = present.matches_full() if full.model is Match else present.players_full()
         return new_match_form({"new_player" if full.model is Player else "seats": message}), 422
@@ -137,8 +137,7 @@ def seat_someone_new(form):
     player = db.session.scalar(select(Player).where(Player.name == name))
     kept = {field: seat.id for field, seat in zip(SEAT_FIELDS, [*seats, player], strict=False)}
     kept.update((key, form.get(key, DEFAULT_RULES[key])) for key in DEFAULT_RULES)
-    if form.get("note"):
-        kept["note"] = form["note"]
+    kept.update((name, form[name]) for name in MATCH_TEXTS if form.get(name))
     return redirect(url_for("play.new", **kept, added=player.id), code=303)
 
 
@@ -198,39 +197,42 @@ def read_end(form) -> tuple[rules.EndCondition, dict[str, str]]:
     return rules.EndCondition(kind, limit), {}
 
 
-def read_note(form) -> tuple[str | None, dict[str, str]]:
-    """The note typed in the form (None when empty), or its error under "note"."""
-    try:
-        return rules.match_note(form.get("note", "")), {}
-    except rules.RuleError as error:
-        return None, {"note": error.message(gettext)}
+def read_texts(form, names=tuple(MATCH_TEXTS)) -> tuple[dict[str, str | None], dict[str, str]]:
+    """The match's texts ``names`` as typed in the form, each as its rule stores it (None
+    when empty), and each refused one's message under its name."""
+    texts, errors = {}, {}
+    for name in names:
+        try:
+            texts[name] = MATCH_TEXTS[name].check(form.get(name, ""))
+        except rules.RuleError as error:
+            errors[name] = error.message(gettext)
+    return texts, errors
 
 
-def change_note(match_id: int):
-    """Change the match's note from a phone with its player link: back to the match, or
-    422 with the message beside the field and nothing stored."""
-    note, errors = read_note(request.form)
+def change_text(match_id: int, name: str):
+    """Change a text of the match (its note) from a phone with its player link: back to
+    the match, or 422 with the message beside the field and nothing stored."""
+    texts, errors = read_texts(request.form, (name,))
 
     def check(state: MatchState) -> Change:
         require_player(state.match)
-        return Change(statements=[update(Match).where(Match.id == match_id).values(note=note)])
+        return Change(statements=[update(Match).where(Match.id == match_id).values(texts)])
 
     if not errors:
-        write_match(match_id, check)  # raises the version: the shared replays hold the note
+        write_match(match_id, check)  # raises the version: the shared replays hold the text
         return redirect(url_for("play.show", match_id=match_id), 303)
     state = current_state(match_id)
     require_player(state.match)
-    typed = {"note": request.form.get("note", "")}
     page = render(
         "matches/show.html",
         "match",
         **match_view(state),
         form={},
         errors={},
-        note_form=typed,
-        note_errors=errors,
+        text_form={name: request.form.get(name, "")},
+        text_errors=errors,
     )
-    return page, 422, {"HX-Reswap": "outerHTML show:#match-note:top"}
+    return page, 422, {"HX-Reswap": f"outerHTML show:#match-{name}:top"}
 
 
 def rematch(match_id: int):

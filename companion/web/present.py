@@ -15,6 +15,7 @@ from flask import current_app
 from flask_babel import format_decimal, format_number, format_percent, get_locale, gettext, ngettext
 
 from companion import rules
+from companion.models import MATCH_TEXTS
 
 Name = Callable[[rules.Player], str]
 
@@ -270,6 +271,7 @@ def _bull_words(_locale: str, count: int) -> str:
 
 # Templates call these: the _table.html macros take plain rows and build their views.
 TEMPLATE_GLOBALS = {
+    "match_texts": MATCH_TEXTS,
     "row_views": row_views,
     "bulls": rules.bulls,
     "bull_words": bull_words,

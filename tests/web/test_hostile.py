@@ -186,6 +186,7 @@ def seed(tmp_path_factory) -> Seed:
         "play.bgstats": {"match_id": str(finished)},  # the play of a finished match
         "play.review_json": {"match_id": str(reviewed)},  # a game played card by card
         "play.join": {"match_id": str(waiting), "token": tokens[waiting]},
+        "play.change_text": {"match_id": str(waiting), "name": "note"},
         "i18n.set_language": {"code": "de"},
         "static": {"filename": "css/app.css"},
     }
@@ -203,7 +204,7 @@ def seed(tmp_path_factory) -> Seed:
             "deck": "standard",
             "note": "Oma’s 80th",
         },
-        "play.change_note": {"note": "Oma’s 80th"},
+        "play.change_text": {"note": "Oma’s 80th"},
         "play.start_game": {"game": "1", "row1": "12", "row2": "24", "row3": "37", "row4": "40"},
         "play.score_game": {
             "game": "1",
