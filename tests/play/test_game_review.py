@@ -181,6 +181,29 @@ def test_the_games_end_says_it_is_worked_out_then_shows_each_player(
     assert live.count(line) == len(ids)
 
 
+@pytest.mark.parametrize(
+    ("lang", "reading", "differ"),
+    [
+        ("en", "Cards dealt: the bulls the hand made likely.", "card alone: another figure."),
+        ("de", "Ausgeteilte Karten: die Hornochsen", "Runde für sich: eine andere Zahl."),
+        ("fr", "Cartes distribuées\u00a0: les têtes", "tour à part\u00a0: un autre chiffre."),
+    ],
+)
+def test_the_review_says_how_its_luck_differs_from_the_luck_above_it(
+    app, client, finished, lang, reading, differ
+):
+    """The review's luck (the whole game from the deal) is not the luck note's (each
+    round's card alone), which the game's end shows above it: one sentence says so."""
+    match_id, _ids = finished
+    client.set_cookie("lang", lang)
+    with app.app_context():
+        store.luck_after(match_id)
+    assert review_after(app, match_id) == 1
+    page = unescaped(client.get(f"/matches/{match_id}").text)
+    assert page.index('class="luck-note"') < page.index(reading)  # the luck is above it
+    assert page.count(reading) == 1 and page.count(differ) == 1
+
+
 def unescaped(html: str) -> str:
     """A page's text as a reader sees its words (entities read, tags kept)."""
     return html_unescape(html)
