@@ -28,10 +28,10 @@ def htmx_started(page) -> None:
     assert page.evaluate(HTMX_STARTED)
 
 
-def fits_the_phone(page) -> None:
-    """No sideways scrolling at 390px, once the page's style sheets are in (its load
-    event). The message names what sticks out, where, with its parent's width, and the
-    page's widths and style sheets.
+def fits_the_phone(page, width: int = 390) -> None:
+    """No sideways scrolling at 390px (or ``width``: a TV), once the page's style sheets
+    are in (its load event). The message names what sticks out, where, with its
+    parent's width, and the page's widths and style sheets.
 
     A page shows its heading before its last style sheet arrives, and a width read then
     is the page's half-styled: with stats.css in and app.css not yet, the player page's
@@ -39,17 +39,17 @@ def fits_the_phone(page) -> None:
     wide in French, 453 in German (one CI run in eleven; every time with app.css held
     back)."""
     page.wait_for_load_state("load")
-    width = page.evaluate("document.documentElement.scrollWidth")
-    if width <= 390:
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    if wide <= width:
         return
-    found = page.evaluate(WIDE)
-    raise AssertionError(f"{page.url} is {width}px wide: {found}")
+    found = page.evaluate(WIDE, width)
+    raise AssertionError(f"{page.url} is {wide}px wide: {found}")
 
 
-# What sticks out past 390px (the last five in the document's order), and the page's state.
-WIDE = """() => ({
+# What sticks out past the width (the last five in the document's order), and the page's state.
+WIDE = """width => ({
   sticking_out: [...document.querySelectorAll('body *')]
-    .filter(el => el.getBoundingClientRect().right > 391).slice(-5)
+    .filter(el => el.getBoundingClientRect().right > width + 1).slice(-5)
     .map(el => { const box = el.getBoundingClientRect(), up = el.parentElement;
       return `${el.tagName}.${el.className} x ${Math.round(box.left)}-${Math.round(box.right)}`
         + ` "${el.textContent.trim().slice(0, 40)}" in ${up.tagName}.${up.className}`

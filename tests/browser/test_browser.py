@@ -1,7 +1,7 @@
 """The app in a real phone-sized Chromium: htmx loads, the layout fits, CSP is quiet."""
 
 import pytest
-from browsing import htmx_started
+from browsing import fits_the_phone, htmx_started
 
 from companion.web.htmx import HTMX_VERSION
 
@@ -23,7 +23,7 @@ def test_home_on_a_phone(page, console_errors, live_server, artifacts, scheme, l
     htmx_started(page)
     assert page.evaluate("window.htmx.version") == HTMX_VERSION
     assert page.evaluate("htmx.config.includeIndicatorStyles") is False
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    fits_the_phone(page)
     assert page.eval_on_selector_all(".card", OVERFLOWING) == []
     name = "home.png" if scheme == "light" else f"home-{scheme}-{lang}.png"
     page.screenshot(path=artifacts / name, full_page=True)
@@ -61,7 +61,7 @@ def test_404_page_in_german(page, console_errors, live_server, artifacts):
     page.context.add_cookies([{"name": "lang", "value": "de", "url": live_server}])
     page.goto(f"{live_server}/no-such-page")
     assert page.locator("h1").inner_text() == "Diese Karte gibt es nicht im Spiel"
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    fits_the_phone(page)
     page.screenshot(path=artifacts / "404-de.png", full_page=True)
     # Chromium reports the page's own 404 status as a console error; nothing else may.
     assert [error for error in console_errors if "/no-such-page:" not in error] == []

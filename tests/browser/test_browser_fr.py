@@ -10,7 +10,7 @@ import re
 
 import pytest
 from backups import backup_file
-from browsing import explained_steps
+from browsing import explained_steps, fits_the_phone
 from chromium import route_cdn
 from playwright.sync_api import expect
 
@@ -26,11 +26,6 @@ SPILLING = """() => [...document.querySelectorAll('button, .button, .tag, .card,
     .filter(el => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1)
     .map(el => el.outerHTML.slice(0, 160))"""
 
-# What sticks out past the right edge, to say why a page scrolls sideways.
-STICKING_OUT = """width => [...document.querySelectorAll('body *')]
-    .filter(el => el.getBoundingClientRect().right > width + 1)
-    .map(el => el.tagName + '.' + el.className).slice(-3)"""
-
 
 def plain(text: str) -> str:
     """Text with its non-breaking spaces as plain ones, to compare with what we type."""
@@ -40,8 +35,7 @@ def plain(text: str) -> str:
 def looks_right(page, artifacts, name: str, width: int = 390, full_page: bool = True) -> None:
     """The page is French, scrolls only down, nothing spills out; save fr-<name>.png."""
     assert page.locator("html").get_attribute("lang") == "fr"
-    sticking_out = page.evaluate(STICKING_OUT, width)
-    assert page.evaluate("document.documentElement.scrollWidth") <= width, sticking_out
+    fits_the_phone(page, width)
     assert page.evaluate(SPILLING) == [], name
     page.screenshot(path=artifacts / f"fr-{name}.png", full_page=full_page)
 
@@ -206,5 +200,5 @@ def test_the_language_switch_fits_the_phone_header(page, live_server, artifacts,
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
         assert box["y"] == brand["y"], "the switch wrapped under the brand"
     assert page.locator(".lang-switch a[aria-current]").get_attribute("lang") == lang
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    fits_the_phone(page)
     page.locator(".site-header").screenshot(path=artifacts / f"header-{lang}.png")

@@ -5,7 +5,7 @@ import random
 import re
 
 import pytest
-from browsing import htmx_started
+from browsing import fits_the_phone, htmx_started
 from playwright.sync_api import expect
 
 from companion import rules
@@ -69,11 +69,6 @@ def play_cards_game(page, url: str, ids, number: int, rng: random.Random) -> Non
                     "round": turn + 1,
                 },
             )
-
-
-def fits_the_phone(page) -> None:
-    """No sideways scrolling at 390px."""
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
 
 @pytest.fixture
