@@ -60,6 +60,18 @@ WIDE = """width => ({
 })"""
 
 
+# True when the whole element is inside the viewport (not just somewhere on the page).
+IN_VIEW = """el => { const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
+
+
+def in_view(locator) -> bool:
+    """True when the whole element is inside the viewport (not just somewhere on the page),
+    read once the page's style sheets are in, as ``fits_the_phone`` reads widths."""
+    locator.page.wait_for_load_state("load")
+    return locator.evaluate(IN_VIEW)
+
+
 def add_player(page, live_server, name: str) -> None:
     """Add a household player through the players page."""
     page.goto(f"{live_server}/players/")

@@ -6,7 +6,7 @@ import random
 import threading
 
 import pytest
-from browsing import fits_the_phone
+from browsing import fits_the_phone, in_view
 from conftest import make_app, stop_server
 from driver import add_players, play_game, start_match
 from playwright.sync_api import expect
@@ -17,8 +17,6 @@ from companion.models import utcnow
 
 pytestmark = pytest.mark.browser
 
-IN_VIEW = """el => { const r = el.getBoundingClientRect();
-  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
 # The first line of the choices under a name, in each language ("choices 8.3 a game").
 COST = {"en": "choices ", "de": "Entscheidungen: ", "fr": "choix "}
 GOOD = {"en": " good · 3 games", "de": " gut · 3 Partien", "fr": " bons · 3\u00a0manches"}
@@ -42,11 +40,6 @@ def household_server(tmp_path_factory):
     thread.start()
     yield f"http://127.0.0.1:{server.effective_port}", ids
     stop_server(server, thread)
-
-
-def in_view(locator) -> bool:
-    """True when the whole element is inside the viewport."""
-    return locator.evaluate(IN_VIEW)
 
 
 @pytest.mark.parametrize("lang", ["en", "de", "fr"])

@@ -4,7 +4,7 @@ the first player's line are on one screen once it is scrolled to, nothing is wid
 the phone; screenshots to look at."""
 
 import pytest
-from browsing import fits_the_phone
+from browsing import fits_the_phone, in_view
 from chromium import LAN_HOST
 from conftest import make_app, serving
 from driver import tokens
@@ -21,9 +21,6 @@ SUMMARY = {
     "fr": "Les cartes ou les choix ? L’analyse de cette manche",
 }
 READING = {"en": "Cards dealt:", "de": "Ausgeteilte Karten:", "fr": "Cartes distribuées"}
-
-IN_VIEW = """el => { const r = el.getBoundingClientRect();
-  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
 
 
 @pytest.mark.parametrize("lang", ["en", "de", "fr"])
@@ -45,7 +42,7 @@ def test_the_review_says_how_to_read_it_beside_the_first_line(page, tmp_path, ar
         first_line = review.locator(".review-player").first
         expect(first_line).to_be_visible()
         reading.scroll_into_view_if_needed()
-        assert reading.evaluate(IN_VIEW), reading.bounding_box()
-        assert first_line.evaluate(IN_VIEW), first_line.bounding_box()
+        assert in_view(reading), reading.bounding_box()
+        assert in_view(first_line), first_line.bounding_box()
         fits_the_phone(page)
         page.screenshot(path=artifacts / f"game-review-{lang}.png")

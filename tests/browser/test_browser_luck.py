@@ -8,13 +8,11 @@ from contextlib import contextmanager
 from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
-from browsing import fits_the_phone, new_names, play_cards_game, seat_ids, started_match
+from browsing import fits_the_phone, in_view, new_names, play_cards_game, seat_ids, started_match
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-IN_VIEW = """el => { const r = el.getBoundingClientRect();
-  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
 
 # Two players: row 1 holds 10 11 12 13 after three rounds; in round 4 Ben's 14 is its 5th
 # card and Anna's 15 its 6th. From Anna's side Ben's card was any of the 93 she could not
@@ -66,11 +64,6 @@ WATCH_SCROLLS = """(() => {
 def scrolls(page) -> list:
     """What moved the page since it loaded (``WATCH_SCROLLS``)."""
     return page.evaluate("window.__scrolls || []")
-
-
-def in_view(locator) -> bool:
-    """True when the whole element is inside the viewport (not just somewhere on the page)."""
-    return locator.evaluate(IN_VIEW)
 
 
 def posted_rounds(page, match_url: str, rounds, first: int = 1) -> None:

@@ -10,6 +10,7 @@ import pytest
 from browsing import (
     add_players_quickly,
     fits_the_phone,
+    in_view,
     new_names,
     start_match,
     started_match,
@@ -22,14 +23,6 @@ pytestmark = pytest.mark.browser
 
 _names = itertools.count(1)
 PHONE_HEIGHT = 844
-
-IN_VIEW = """el => { const r = el.getBoundingClientRect();
-  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
-
-
-def in_view(locator) -> bool:
-    """True when the whole element is inside the viewport (not just somewhere on the page)."""
-    return locator.evaluate(IN_VIEW)
 
 
 def until(page, condition: str, seconds: float = 2) -> None:

@@ -8,6 +8,7 @@ import re
 import pytest
 from browsing import (
     fits_the_phone,
+    in_view,
     match_with_rules,
     new_names,
     play_cards_game,
@@ -17,8 +18,6 @@ from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-IN_VIEW = """el => { const r = el.getBoundingClientRect();
-  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
 
 # Seats: Anna Ben Cleo Dora Emil Fritz. Game 1 starts on 12 60 80 90; round 1 fills row 2
 # to four cards; in round 2 Fritz's 5 is too low (he takes row 1), Ben's 69 is row 2's
@@ -53,11 +52,6 @@ LINES = {
         (2, "95 → rangée 4"),
     ],
 }
-
-
-def in_view(locator) -> bool:
-    """True when the whole element is inside the viewport (not just somewhere on the page)."""
-    return locator.evaluate(IN_VIEW)
 
 
 def dealt(page) -> None:

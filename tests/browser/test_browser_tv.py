@@ -9,6 +9,7 @@ import re
 
 import pytest
 from browsing import (
+    IN_VIEW,
     fits_the_phone,
     match_with_rules,
     new_names,
@@ -25,8 +26,6 @@ TV_SIZES = [(1280, 720), (1920, 1080), (768, 1024)]
 # The smallest text a name, a total or the outcome may have on a screen across the room.
 SOFA_PX = {(1280, 720): 24, (1920, 1080): 36, (768, 1024): 24}
 
-IN_VIEW = """el => { const r = el.getBoundingClientRect();
-  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
 # Where the page's visible content lies: the union of the boxes of its text and pictures.
 CONTENT_BOX = """() => {
   const boxes = [...document.querySelectorAll('.tv *')]
