@@ -144,6 +144,11 @@ MATCH_TEXTS: dict[str, Typed] = {
 }
 
 
+def texts_of(match: Match) -> list[tuple[Typed, str]]:
+    """The match's texts that are filled in, each with its declaration, in order."""
+    return [(typed, text) for name, typed in MATCH_TEXTS.items() if (text := getattr(match, name))]
+
+
 class Seat(db.Model):
     """A player's place at the table in one match (seating order)."""
 

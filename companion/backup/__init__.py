@@ -37,7 +37,7 @@ from companion.backup.load import Report, check_and_import
 from companion.backup.restore import restore_command
 from companion.db import csrf, db
 from companion.derived.timing import match_times
-from companion.models import MATCH_TEXTS, Match, Player, utcnow
+from companion.models import Match, Player, texts_of, utcnow
 from companion.rules import N_
 from companion.state import match_state
 from companion.store import database_file, fill_all_missing_luck, match_finished, on_postgresql
@@ -159,11 +159,7 @@ def match_csv_file(match_id: int):
     """One match for a spreadsheet: bulls per game and player, and the totals."""
     state = match_state(db.get_or_404(Match, match_id))
     labels = gettext("Game"), gettext("Total"), gettext("Played at"), gettext("Minutes")
-    texts = [
-        (gettext(typed.label), value)
-        for name, typed in MATCH_TEXTS.items()
-        if (value := getattr(state.match, name))
-    ]
+    texts = [(gettext(typed.label), text) for typed, text in texts_of(state.match)]
     text = match_csv(state, *labels[:2], csv_times(match_id), labels[2:], texts)
     name = f"6nimmt-match-{match_id}-{state.match.created_at:%Y-%m-%d}.csv"
     return Response(

@@ -25,7 +25,7 @@ from flask_babel import to_user_timezone
 from markupsafe import Markup
 
 from companion.derived.timing import MatchTimes
-from companion.models import MATCH_TEXTS, Match
+from companion.models import Match, texts_of
 from companion.play.links import public_base_url, qr_svg
 from companion.state import MatchState
 
@@ -130,7 +130,7 @@ def bgstats_link(state: MatchState, times: MatchTimes) -> BgStats | None:
 def play_texts(match: Match) -> dict[str, str]:
     """The match's texts that BG Stats' play carries (its note: "comments"), by its field."""
     fields: dict[str, list[str]] = {}
-    for name, typed in MATCH_TEXTS.items():
-        if typed.bgstats and (text := getattr(match, name)):
+    for typed, text in texts_of(match):
+        if typed.bgstats:
             fields.setdefault(typed.bgstats, []).append(text)
     return {key: "\n".join(texts) for key, texts in fields.items()}
