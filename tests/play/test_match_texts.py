@@ -56,6 +56,16 @@ def test_the_column_bounds_the_rule(name):
     assert refusal(name, "é" * (typed.most + 1))
 
 
+def test_its_name_is_no_other_route_of_a_match(app, name):
+    """``POST /matches/<id>/<name>`` changes it: no other route of a match is so named."""
+    others = {
+        rule.rule.split("/")[3]
+        for rule in app.url_map.iter_rules()
+        if rule.rule.startswith("/matches/<id:match_id>/") and rule.endpoint != "play.change_text"
+    }
+    assert others and name not in others
+
+
 def test_its_words_are_in_every_catalog(name):
     typed = MATCH_TEXTS[name]
     words = [typed.label, typed.optional, typed.hint, typed.add, typed.change, typed.save]
