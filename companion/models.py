@@ -293,7 +293,10 @@ class Correction(db.Model):
 
 
 class PendingCard(db.Model):
-    """A card one phone entered for the coming round, hidden until every card is in."""
+    """A card one phone entered for the coming round, hidden until every card is in.
+
+    Two players' cards may be equal here: refusing one would tell its phone the other's
+    hidden card. A round whose cards repeat is not placed until they are fixed."""
 
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
@@ -303,7 +306,6 @@ class PendingCard(db.Model):
 
     __table_args__ = (
         UniqueConstraint("game_id", "round_number", "player_id", name="uq_pending_player"),
-        UniqueConstraint("game_id", "round_number", "card", name="uq_pending_card"),
         CheckConstraint("card BETWEEN 1 AND 104", name="card"),
         CheckConstraint("round_number BETWEEN 1 AND 10", name="round_number"),
     )

@@ -134,6 +134,17 @@ class MatchState:
         """True once a complete game met the end condition."""
         return self.standing.over
 
+    @property
+    def repeated(self) -> list[tuple[int, list[int]]]:
+        """The cards two players or more typed for the coming round, once every card is
+        in: a typo (each card exists once) that keeps the round from being placed until
+        they fix their own. None while cards are still to come: until then nothing may
+        depend on the hidden cards."""
+        current = self.current
+        if current is None or len(current.entered) < len(self.players):
+            return []
+        return rules.repeated_cards({seat: current.entered[seat] for seat in self.player_ids})
+
     def name(self, player_id: int) -> str:
         """The name of a player of this match."""
         return next(player.name for player in self.players if player.id == player_id)

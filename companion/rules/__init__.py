@@ -56,6 +56,7 @@ from companion.rules.checks import (
     parse_bulls,
     parse_card,
     parse_row_choice,
+    repeated_cards,
     whole_number,
 )
 from companion.rules.correct import (
@@ -189,6 +190,7 @@ __all__ = [
     "play_round",
     "player_name",
     "players_for_deck",
+    "repeated_cards",
     "replay_game",
     "resolve_round",
     "row_options",

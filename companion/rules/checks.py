@@ -234,6 +234,15 @@ def check_plays(
                 raise RuleError(N_("No card entered for %(player)s."), player, player=name(player))
 
 
+def repeated_cards(cards: Mapping[Player, int]) -> list[tuple[int, list[Player]]]:
+    """The cards that more than one player holds in ``cards`` (each card exists once, so
+    one of them typed it wrong), lowest first, each with its players in ``cards``'s order."""
+    holders: dict[int, list[Player]] = {}
+    for player, card in cards.items():
+        holders.setdefault(card, []).append(player)
+    return sorted((card, players) for card, players in holders.items() if len(players) > 1)
+
+
 def _check_card_unseen(card, player, owner, on_table, starting, played, name) -> None:
     """Raise RuleError if ``card`` was already seen in this game or this round."""
     if card in owner:
