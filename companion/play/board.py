@@ -3,6 +3,8 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 
 from __future__ import annotations
 
+from babel.lists import format_list
+from flask_babel import get_locale, gettext
 from sqlalchemy import select
 
 from companion import rules
@@ -17,7 +19,7 @@ from companion.play.luck_report import luck_view
 from companion.play.review_report import game_end_review
 from companion.state import MatchState, PlayedGame
 from companion.web import present
-from companion.web.access import PLAYER, access, me
+from companion.web.access import PLAYER, access, me, sent
 from companion.web.chart import Chart, bars, line_chart
 
 
@@ -118,7 +120,56 @@ def entry_view(state: MatchState) -> dict:
         "others_choice": others_choice(state, mine),
         # Just started: the invite stands above the starting cards, on the first screen.
         "invite_first": level == PLAYER and not state.games and not state.over,
+        **round_entry_view(state),
     }
+
+
+def round_entry_view(state: MatchState) -> dict:
+    """The round's form on this phone: the seats whose field is open (no card in yet, or
+    a card typed twice), what each card typed twice is told, and the cards this phone
+    sent that still wait hidden ("Your card: 3 · Change"), which no other phone is shown."""
+    current = state.current
+    if current is None or current.table is None:
+        return {
+            "open_seats": [],
+            "repeated": {},
+            "sent": {},
+            "repeated_fields": {},
+            "sent_fields": {},
+        }
+    repeated = repeated_notes(state)
+    kept = sent(state.match.id, current.number, current.rounds_played + 1)
+    # What this phone sent, while it is what waits (another phone may have changed it).
+    kept = {seat: card for seat, card in kept.items() if current.entered.get(seat) == card}
+    return {
+        "open_seats": [
+            player
+            for player in state.players
+            if player.id not in current.entered or player.id in repeated
+        ],
+        "repeated": repeated,
+        "sent": kept,
+        "repeated_fields": {f"card-{seat}": note for seat, note in repeated.items()},
+        "sent_fields": {f"card-{seat}": str(kept[seat]) for seat in repeated if seat in kept},
+    }
+
+
+def repeated_notes(state: MatchState) -> dict[int, str]:
+    """Once every card is in, what each player who typed the same card as another is
+    told, by player id: "Anna and Ben both typed 3: check your card." """
+    notes = {}
+    for card, seats in state.repeated:
+        names = format_list([state.name(seat) for seat in seats], locale=get_locale())
+        if len(seats) == 2:
+            note = gettext(
+                "%(players)s both typed %(card)d: check your card.", players=names, card=card
+            )
+        else:
+            note = gettext(
+                "%(players)s all typed %(card)d: check your card.", players=names, card=card
+            )
+        notes.update(dict.fromkeys(seats, note))
+    return notes
 
 
 def others_choice(state: MatchState, mine: int | None) -> bool:
@@ -142,8 +193,13 @@ def shown_round(game: PlayedGame | None, name) -> present.RoundView | None:
 
 def form_key(state: MatchState, level: str | None, mine: int | None) -> str:
     """What decides this phone's entry forms: when it changes, polling replaces them."""
+    current = state.current
     return phone_form_key(
-        table_key(state), level, mine, state.current.entered if state.current else {}
+        table_key(state),
+        level,
+        mine,
+        current.entered if current else {},
+        frozenset(seat for _card, seats in state.repeated for seat in seats),
     )
 
 
@@ -155,7 +211,10 @@ def table_key(state: MatchState) -> str:
     return f"{current.number}:{current.rounds_played}:{current.pending is not None}"
 
 
-def phone_form_key(table: str, level: str | None, mine: int | None, entered) -> str:
+def phone_form_key(
+    table: str, level: str | None, mine: int | None, entered, repeated: frozenset[int]
+) -> str:
     """One phone's form key. Not the others' entries: a card being typed must survive
-    them (a card typed for a player who got in meanwhile is refused with a message)."""
-    return f"{table}:{level}:{mine}:{mine in entered}"
+    them (a card typed for a player who got in meanwhile is refused with a message). The
+    players who typed the same card, once every card is in: their fields open again."""
+    return f"{table}:{level}:{mine}:{mine in entered}:{','.join(map(str, sorted(repeated)))}"

@@ -7,10 +7,12 @@ the form, the user's values and a message next to the field.
 
 from __future__ import annotations
 
+import re
+
 from babel.lists import format_list
 from flask import redirect, request, url_for
 from flask_babel import get_locale, gettext
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from companion import rules
 from companion.db import db
@@ -19,12 +21,14 @@ from companion.play.board import match_view
 from companion.play.correction_diff import unneeded_after
 from companion.state import MatchState, PlayedGame, current_state, score_bulls
 from companion.store import RACED, Change, write_match
-from companion.web.access import me, require_player
+from companion.web.access import keep_sent, me, require_player
 from companion.web.htmx import render
 from companion.web.present import field_for
 from companion.web.stale import shows_again
 
 Errors = dict[str, str]
+SEAT_FIELD = re.compile(r"card-([0-9]{1,9})", re.ASCII)  # a seat's card field of a round
+CARD_TYPED = re.compile(r"[0-9]{1,3}", re.ASCII)  # what such a field holds once taken
 # A field that is wrong for the reason the form's own message gives (_form.html).
 SEE_FORM = ""
 
@@ -53,8 +57,24 @@ def score_game(match_id: int):
 
 
 def enter_round(match_id: int):
-    """Store the cards everyone revealed this round; the engine places them."""
-    return write(match_id, add_round)
+    """Store the cards everyone revealed this round; the engine places them. This phone
+    remembers the cards it sent, to show them while they wait hidden."""
+    answer = write(match_id, add_round)
+    if getattr(answer, "status_code", None) == 303:
+        keep_sent(match_id, *sent_in(request.form))
+    return answer
+
+
+def sent_in(form) -> tuple[int, int, dict[int, int]]:
+    """The game, round and cards by player of a round's form that was stored (checked:
+    every card field of a seat held a card; any other field is left out)."""
+    typed = (SEAT_FIELD.fullmatch(name) for name in form)
+    cards = {
+        int(field[1]): int(form[field[0]])
+        for field in typed
+        if field and CARD_TYPED.fullmatch(form[field[0]].strip())
+    }
+    return int(form["game"]), int(form["round"]), cards
 
 
 def choose_row(match_id: int):
@@ -159,15 +179,26 @@ def add_round(state: MatchState, form) -> Change:
     """Add revealed cards for the coming round, from one phone or several.
 
     Cards wait hidden (PendingCard) until every player's card is in; the last one
-    turns them into the round, which the engine then places for everyone at once.
+    turns them into the round, which the engine then places for everyone at once. A
+    card is never checked against the hidden ones (the answer would tell this phone
+    another's card): two equal cards are a typo, shown to every phone once the last
+    card is in, and the round waits until the players who typed it fix their own.
     """
     game = game_for_round(state, form)
-    entries = typed_entries(state, form, game.entered)
+    changing = changed_seats(form, game.entered)
+    entries = typed_entries(state, form, game.entered, changing)
     cards = check_entries(state, game, entries)
     number = game.rounds_played + 1
-    if len(game.entered) + len(cards) < len(state.player_ids):
-        return keep_hidden(game, number, cards)
-    return complete_round(game, number, cards)
+    hand = {**game.entered, **dict(cards)}
+    if len(hand) < len(state.player_ids) or rules.repeated_cards(hand):
+        return keep_hidden(game, number, cards, changing)
+    return complete_round(game, number, hand)
+
+
+def changed_seats(form, entered: dict[int, int]) -> set[int]:
+    """The players whose hidden card the form replaces ("Your card: 3 · Change", or a
+    card typed twice): named in its ``change`` fields, and with a card in."""
+    return {seat for seat in entered if str(seat) in form.getlist("change")}
 
 
 def game_for_round(state: MatchState, form) -> PlayedGame:
@@ -190,14 +221,17 @@ def game_for_round(state: MatchState, form) -> PlayedGame:
     return game
 
 
-def typed_entries(state: MatchState, form, entered: dict[int, int]) -> list[tuple[int, str]]:
+def typed_entries(
+    state: MatchState, form, entered: dict[int, int], changing: set[int]
+) -> list[tuple[int, str]]:
     """The cards typed in the form, by player (at least one); refused when a player's
-    card is already in, or when the one phone at the table left a seat blank."""
+    card is already in and the form does not change it (a form older than that entry),
+    or when the one phone at the table left a seat blank."""
     typed = [
         (player_id, form.get(f"card-{player_id}", "").strip()) for player_id in state.player_ids
     ]
     for player_id, card in typed:
-        if card and player_id in entered:  # the form was older than that player's entry
+        if card and player_id in entered and player_id not in changing:
             raise Rejected(
                 {"form": gettext("%(player)s's card is already in.", player=state.name(player_id))}
             )
@@ -209,23 +243,30 @@ def typed_entries(state: MatchState, form, entered: dict[int, int]) -> list[tupl
     return entries
 
 
-def keep_hidden(game: PlayedGame, number: int, cards: list[tuple[int, int]]) -> Change:
-    """The change that keeps new cards hidden until every player's card is in."""
+def keep_hidden(
+    game: PlayedGame, number: int, cards: list[tuple[int, int]], changing: set[int]
+) -> Change:
+    """The change that keeps new cards hidden until every player's card is in (or until
+    no two of them are equal), replacing the hidden cards of the players in ``changing``."""
+    replaced = [seat for seat, _card in cards if seat in changing]
+    deletes = [
+        delete(PendingCard).where(
+            PendingCard.game_id == game.game.id, PendingCard.player_id.in_(replaced)
+        )
+    ]
     return Change(
         [
             PendingCard(game_id=game.game.id, round_number=number, player_id=player_id, card=card)
             for player_id, card in cards
         ],
+        deletes=deletes if replaced else [],
         hidden=True,
     )
 
 
-def complete_round(game: PlayedGame, number: int, cards: list[tuple[int, int]]) -> Change:
-    """The change that stores the round: the hidden cards and the new ones, all placed."""
-    plays = [
-        Play(game_id=game.game.id, player_id=player_id, card=card)
-        for player_id, card in [*game.entered.items(), *cards]
-    ]
+def complete_round(game: PlayedGame, number: int, hand: dict[int, int]) -> Change:
+    """The change that stores the round: every player's card, placed."""
+    plays = [Play(game_id=game.game.id, player_id=seat, card=card) for seat, card in hand.items()]
     return Change(
         [Round(game_id=game.game.id, number=number, plays=plays)],
         clear_hidden=game.game.id,
@@ -255,7 +296,8 @@ def check_complete(state: MatchState, typed, entered) -> None:
 
 
 def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
-    """Check new cards against the game and the hidden cards already entered."""
+    """Check new cards against the game: the cards seen, the deck, and each other (this
+    phone's own typing). Never against the hidden cards: see ``add_round``."""
     try:
         rules.check_plays(
             game.table.rows,
@@ -267,18 +309,7 @@ def check_entries(state: MatchState, game, entries) -> list[tuple[int, int]]:
         )
     except rules.RuleError as error:
         raise Rejected({field_for(error, card="card-{}"): translate(error)}) from error
-    cards = [(player_id, rules.parse_card(card, state.deck)) for player_id, card in entries]
-    hidden = set(game.entered.values())
-    for player_id, card in cards:
-        if card in hidden:  # say so without telling whose hidden card it is
-            raise Rejected(
-                {
-                    f"card-{player_id}": gettext(
-                        "%(card)d was already entered by another player this round.", card=card
-                    )
-                }
-            )
-    return cards
+    return [(player_id, rules.parse_card(card, state.deck)) for player_id, card in entries]
 
 
 def add_choice(state: MatchState, form) -> Change:

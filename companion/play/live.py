@@ -29,6 +29,7 @@ from companion.play.board import (
     match_view,
     others_choice,
     phone_form_key,
+    repeated_notes,
     table_key,
 )
 from companion.state import MatchState, current_state, match_stamp
@@ -58,6 +59,7 @@ class EnteredLine(NamedTuple):
     html: str  # within the regions (ALL), or alone and swapped out of band (ENTERED)
     entered: frozenset[int]
     table_key: str
+    repeated: frozenset[int]  # the players who typed the same card, once every card is in
 
 
 def poll(match_id: int):
@@ -113,7 +115,7 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
         others = level == PLAYER and others_choice(replay(), mine)
         key = (match_id, player_token, table_version, view, level, locale, others)
         shared = filled(REGIONS_SHOWN.through(key, lambda: render_regions(replay(), view)), line)
-    form_key = phone_form_key(line.table_key, level, mine, line.entered)
+    form_key = phone_form_key(line.table_key, level, mine, line.entered, line.repeated)
     changed_form = view == "match" and shown_form != form_key
     entry = entry_forms(replay()) if changed_form else ""
     poller = compact(
@@ -171,8 +173,9 @@ def entered_line(state: MatchState, part: str) -> EnteredLine:
     """Render the state's "Entered:" line for the regions (ALL) or alone (ENTERED)."""
     current = state.current
     html = ""
+    notes = repeated_notes(state)
     if current and current.table:
         context = {"state": state, "current": current, "entered_oob": part == ENTERED}
-        html = compact(render("matches/_entered.html", **context))
+        html = compact(render("matches/_entered.html", **context, repeated=notes))
     entered = frozenset(current.entered) if current else frozenset()
-    return EnteredLine(html, entered, table_key(state))
+    return EnteredLine(html, entered, table_key(state), frozenset(notes))

@@ -25,6 +25,13 @@ LINKS = "links"  # session key: {match id: token}
 
 ME = "me"  # session key: {match id: player id} ("I am Anna")
 
+
+# session key: {match id: [game, round, {player id: card}]}, the hidden cards this phone
+# sent: it shows its own ("Your card: 3 · Change"), and no other phone does, not even one
+# that says "I am" that player afterwards. The newest few matches: a table plays one.
+SENT = "sent"
+KEPT_SENT = 4
+
 # Links a phone keeps, the newest: each is about 60 bytes of its session cookie, and a
 # browser silently drops a cookie past 4 KB (after about 80 matches, the phone then lost
 # the match it had just started). A household plays a few matches an evening.
@@ -101,3 +108,22 @@ def follow(old: Match, new: Match) -> None:
     player = me(old.id)
     if player is not None and me(new.id) is None and player in {s.player_id for s in new.seats}:
         session[ME] = newest({**session.get(ME, {}), str(new.id): player})
+
+
+def keep_sent(match_id: int, game: int, round_number: int, cards: dict[int, int]) -> None:
+    """Remember on this phone the cards it sent for a match's coming round."""
+    kept = dict(session.get(SENT, {}))
+    earlier = kept.pop(str(match_id), None)
+    same_round = isinstance(earlier, list) and earlier[:2] == [game, round_number]
+    mine = dict(earlier[2]) if same_round else {}
+    mine.update((str(seat), card) for seat, card in cards.items())
+    kept[str(match_id)] = [game, round_number, mine]
+    session[SENT] = dict(list(kept.items())[-KEPT_SENT:])
+
+
+def sent(match_id: int, game: int, round_number: int) -> dict[int, int]:
+    """The cards this phone sent for the match's round ``round_number`` of ``game``."""
+    kept = session.get(SENT, {}).get(str(match_id))
+    if not isinstance(kept, list) or len(kept) != 3 or kept[:2] != [game, round_number]:
+        return {}
+    return {int(seat): card for seat, card in kept[2].items()}

@@ -45,6 +45,38 @@
     (next || target).focus();
   });
 
+  // A field that holds a wrong card as the page brought it is selected as it gets the
+  // focus or a tap (after the tap's own caret): the right card typed over it replaces it
+  // (a "3" typed again does not make "33").
+  function selectWrong(input) {
+    if (input && input.matches && input.matches(".card-inputs input[aria-invalid=true]") &&
+        input.value && input.value === input.defaultValue) {
+      input.select();
+    }
+  }
+  document.addEventListener("focusin", function (event) { selectWrong(event.target); });
+  document.addEventListener("click", function (event) { selectWrong(event.target); });
+  // The tap that focused it would put the caret down on release: keep the selection.
+  document.addEventListener("mouseup", function (event) {
+    var input = event.target;
+    if (input === document.activeElement && input.selectionStart === 0 && input.value &&
+        input.selectionEnd === input.value.length && input.matches(".card-inputs input[aria-invalid=true]")) {
+      event.preventDefault();
+    }
+  });
+  document.addEventListener("DOMContentLoaded", function () { selectWrong(document.activeElement); });
+  document.addEventListener("htmx:afterSettle", function () { selectWrong(document.activeElement); });
+
+  // "Your card: 3 · Change": one tap opens the field with the card, selected; Enter sends.
+  document.addEventListener("toggle", function (event) {
+    var details = event.target;
+    if (details.tagName !== "DETAILS" || !details.open || !details.classList.contains("my-card")) return;
+    var input = details.querySelector("input");
+    if (!input) return;
+    input.focus();
+    input.select();
+  }, true);
+
   // Show JavaScript-only parts (the grid) once this script runs; again after htmx swaps.
   function reveal() {
     document.querySelectorAll("[data-card-grid][hidden]").forEach(function (grid) {
@@ -258,13 +290,23 @@
     var form = event.target.closest && event.target.closest("form[data-keep-typed]");
     if (form) keep(form);
   });
-  document.addEventListener("htmx:afterRequest", function (event) {
+  // Sent: the typing is the server's now (a push may replace the form before the answer
+  // comes, and a form no longer on the page hears no answer). Kept again only when it
+  // could not go (the outbox keeps it); a refusal brings the fields back as they were sent.
+  function forget(form) {
+    try { sessionStorage.removeItem(TYPED + form.dataset.keepTyped); } catch (error) { /* none */ }
+  }
+  function keptForm(event) {
     var form = event.detail && event.detail.elt;
-    var xhr = event.detail && event.detail.xhr;
-    if (!form || !form.matches || !form.matches("form[data-keep-typed]") || !xhr) return;
-    if (xhr.status >= 200 && xhr.status < 400) {
-      try { sessionStorage.removeItem(TYPED + form.dataset.keepTyped); } catch (error) { /* none */ }
-    }
+    return form && form.matches && form.matches("form[data-keep-typed]") ? form : null;
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = keptForm(event);
+    if (form) forget(form);
+  });
+  document.addEventListener("htmx:sendError", function (event) {
+    var form = keptForm(event);
+    if (form && document.body.contains(form)) keep(form);
   });
   document.addEventListener("DOMContentLoaded", putBack);
   document.addEventListener("htmx:afterSettle", putBack);
