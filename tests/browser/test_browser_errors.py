@@ -68,9 +68,10 @@ def test_every_card_error_reads_whole_and_send_stays_in_view(page, live_server, 
         page.screenshot(path=artifacts / f"card-errors-{lang}-{number}.png")
 
 
-def test_a_hidden_card_typed_again_reads_whole_on_a_players_own_phone(page, live_server):
+def test_a_wrong_card_reads_whole_on_a_players_own_phone(page, live_server):
     """On "I am …" the own field stands alone and narrow: its message still takes the
-    form's width beside it, and *Send my card* stays on the screen."""
+    form's width beside it, and *Send my card* stays on the screen. The wrong card is
+    selected: typing the right one replaces it (a "3" typed again does not make "33")."""
     names = [f"{name}own" for name in NAMES]
     for name in names:
         add_player(page, live_server, name)
@@ -78,15 +79,15 @@ def test_a_hidden_card_typed_again_reads_whole_on_a_players_own_phone(page, live
     start_game(page)
     page.locator(".me-names button").first.click()
     expect(page.locator("#entry[data-me]")).to_have_count(1)
-    page.locator(".for-others summary").click()
-    page.get_by_label(names[1], exact=True).fill("25")  # for a player without a phone
-    page.get_by_role("button", name="Send my card").click()
-    expect(page.locator(".entered .is-in")).to_have_count(1)
-    page.get_by_label(names[0], exact=True).fill("25")
+    own = page.get_by_label(names[0], exact=True)
+    own.fill("12")  # a starting card, lying in row 1
     page.get_by_role("button", name="Send my card").click()
     error = page.locator("#entry .field-error")
-    expect(error).to_have_text("25 was already entered by another player this round.")
+    expect(error).to_have_text("12 already lies in row 1.")
     expect(error).to_be_in_viewport()
     expect(page.get_by_role("button", name="Send my card")).to_be_in_viewport()
+    expect(own).to_be_focused()
+    page.keyboard.type("13")
+    expect(own).to_have_value("13")
     assert page.evaluate(BROKEN_WORDS) == []
     assert error.bounding_box()["width"] >= page.locator("#entry").bounding_box()["width"] * 0.55

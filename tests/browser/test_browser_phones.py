@@ -211,7 +211,7 @@ def test_a_card_sent_from_its_own_phone_leaves_the_others_forms(
 
         bens_phone.get_by_label(ben, exact=True).fill("42")
         bens_phone.get_by_label(ben, exact=True).press("Enter")
-        expect(bens_phone.locator(".round-form .notice")).to_be_visible()
+        expect(bens_phone.locator(".my-card-form .notice")).to_be_visible()
         expect(bens_phone.locator("#entered")).to_be_in_viewport()
         expect(bens_phone.locator("#entered .tag:not(.is-in)")).to_have_count(2)  # missing
         expect(bens_phone.get_by_role("button", name="Place the cards")).to_be_hidden()

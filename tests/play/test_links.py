@@ -231,15 +231,14 @@ def test_cards_stay_hidden_until_the_last_one_is_in(client, app, table):
     assert count(app, PendingCard) == 0
 
 
-def test_a_card_already_entered_by_someone_else_is_refused_without_saying_whose(client, table):
+def test_a_card_equal_to_another_hidden_card_is_taken_without_a_word(client, app, table):
+    """Refusing it would tell this phone whose card is hidden (tests/play/test_hidden_cards.py)."""
     (anna, ben, _cleo), match_id = table
     i_am(client, match_id, anna)
     enter_round(client, match_id, {anna: 41})
     response = enter_round(client, match_id, {ben: 41})
-    page = response.get_data(as_text=True)
-    assert response.status_code == 422
-    assert "41 was already entered by another player this round" in page
-    assert "Anna" not in page.split("already entered")[0][-200:]
+    assert response.status_code == 303
+    assert count(app, PendingCard) == 2 and count(app, Round) == 0
 
 
 def test_a_player_cannot_enter_twice(client, app, table):
