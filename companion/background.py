@@ -17,6 +17,12 @@ for a few seconds (``QUIET``), it reviews the games that ended (seconds of CPU e
 round at a time, giving way to a table's entry. It ends when the server that started it
 is gone.
 
+The server keeps it as gunicorn keeps its workers (``Keeper``): a background process that
+dies (killed, out of memory) is started again within seconds, after a wait that doubles
+while it keeps dying, each end and start logged; its first look then takes every match
+again. After each look that leaves the derived data in line it marks the moment
+(``InLine``), which ``/healthz`` reads to say when the data is behind the table.
+
 A process, not a thread: Python runs one thread of a process at a time, and 0.1 s of
 placing cards in a server's worker holds up every stream and request of that worker.
 """
@@ -24,13 +30,16 @@ placing cards in a server's worker holds up every stream and request of that wor
 from __future__ import annotations
 
 import logging
+import mmap
 import multiprocessing
 import os
 import signal
+import struct
 import sys
+import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable
+from contextlib import suppress
 
 from flask import Flask
 from sqlalchemy import select
@@ -53,11 +62,18 @@ LUCK_GAMES = 2  # a match's stale games figured per look: the newest, then the o
 # has its rounds first; one that collects, shuffles and deals (a minute) gets its review
 # meanwhile, and between rounds (half a minute each).
 QUIET = 3.0
+# A background process that died is started again after FIRST_WAIT seconds, then twice as
+# long at each death that follows within STEADY seconds of its start, at most LONGEST_WAIT.
+FIRST_WAIT = 1.0
+LONGEST_WAIT = 60.0
+STEADY = 60.0
+FORKS = sys.platform != "win32"  # Windows spawns it (``start``)
+IN_LINE = store.IN_LINE  # the config's key of the server's InLine (None: not kept)
 
 logger = logging.getLogger(__name__)
 
 
-def start(config: dict, method: str | None = None) -> int | None:
+def start(config: dict, method: str | None = None, watched: bool = False) -> int | None:
     """Start the background process for a server with this config: its process id; None
     (logged) when it cannot start, and the workers then figure luck after each answer.
 
@@ -66,19 +82,21 @@ def start(config: dict, method: str | None = None) -> int | None:
     of Python, Flask and numpy instead of loading its own (75 MB of memory spawned, 41 MB
     forked). A plain ``os.fork``, not multiprocessing's: the server's workers, forked
     after it, would take it for a child of theirs and end it as they exit. A test, whose
-    process has threads, asks for "spawn" (as Windows does).
+    process has threads, asks for "spawn" (as Windows does). ``watched``: forked as
+    gunicorn's master forks its workers (``fork``).
     """
     parent = os.getpid()
-    if (method or ("spawn" if sys.platform == "win32" else "fork")) == "spawn":
-        return spawned(config, parent)
+    if (method or ("fork" if FORKS else "spawn")) == "spawn":
+        return spawned({**config, IN_LINE: None}, parent)  # shared memory is not sent
     try:
-        pid = fork()
+        pid = fork(watched)
     except OSError:
         logger.exception("the background process could not start: the workers figure luck")
         return None
     if pid == 0:  # the background process: it never returns into the server's code
         code = 1
         try:
+            default_signals()
             run(config, parent)
             code = 0
         except BaseException:
@@ -88,11 +106,17 @@ def start(config: dict, method: str | None = None) -> int | None:
     return pid
 
 
-def fork() -> int:
+def fork(watched: bool = False) -> int:
     """``os.fork``; under gevent's patching (the server's launcher), gevent's fork that
     makes the child's hub anew but sets no child watcher: a libev child watcher reaps
     every child of the server, and gunicorn's master then lost its workers' ends and
-    left them as zombies. (gevent is there on POSIX only, with the launcher.)"""
+    left them as zombies. (gevent is there on POSIX only, with the launcher.)
+
+    ``watched``: gevent's ``os.fork`` that watches the child, as gunicorn's master forks
+    its workers: there gevent's loop reaps every child, and keeps the exit status of a
+    watched one alone for ``os.waitpid`` (``exit_status``)."""
+    if watched:
+        return os.fork()
     if "gevent.monkey" in sys.modules:
         from gevent.os import fork_gevent
 
@@ -100,16 +124,14 @@ def fork() -> int:
     return os.fork()
 
 
-@contextmanager
-def running(config: dict) -> Iterator[bool]:
-    """The background process while the block runs (True; False when it cannot start),
-    stopped once the block ends: the server's own end is the process's."""
-    pid = start(config)
-    try:
-        yield pid is not None
-    finally:
-        if pid is not None:
-            stop(pid)
+def default_signals() -> None:
+    """Every signal the server's Python code handles back to the system's default, in
+    the forked process: one forked from gunicorn's master would queue a SIGTERM for that
+    master's loop (which is not there) instead of ending."""
+    for number in signal.valid_signals():
+        with suppress(OSError, ValueError):
+            if callable(signal.getsignal(number)):
+                signal.signal(number, signal.SIG_DFL)
 
 
 def stop(pid: int) -> None:
@@ -119,6 +141,128 @@ def stop(pid: int) -> None:
         os.kill(pid, signal.SIGTERM)
     with suppress(ChildProcessError):
         os.waitpid(pid, 0)
+
+
+def exit_status(pid: int) -> int | None:
+    """The wait status of the background process once it ended, None while it runs; -1
+    when another wait took it (gunicorn's master reaps every child of its own). Always
+    None on Windows, where it is spawned: there it is not kept."""
+    if not FORKS:
+        return None
+    try:
+        ended, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return -1
+    return status if ended else None
+
+
+def how_it_ended(status: int) -> str:
+    """A wait status in words, for the log."""
+    if status == -1:
+        return "ended (its exit status was taken by another wait)"
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with status {code}"
+
+
+class Keeper:
+    """The background process kept alive as gunicorn keeps its workers: started again
+    after it dies, FIRST_WAIT seconds after, twice as long at each death that follows
+    soon (within STEADY seconds of its start), at most LONGEST_WAIT. Each end (with its
+    exit status) and each start is logged. The server calls ``reap`` when a child of its
+    ended and ``tend`` at each turn of its loop (``serve.Arbiter``, or ``keep_in_thread``
+    beside waitress). ``start``, ``exited`` and ``clock`` are there for the tests."""
+
+    def __init__(self, config: dict, start=start, exited=exit_status, clock=time.monotonic):
+        self.in_line = InLine() if FORKS else None  # shared with the forked processes
+        self.config = {**config, IN_LINE: self.in_line}
+        self.start, self.exited, self.clock = start, exited, clock
+        self.pid: int | None = None
+        self.started_at = 0.0
+        self.wait = 0.0  # before the next start; 0 until a death
+        self.again_at: float | None = None  # when to start it again
+        self.stopped = False
+        self.lock = threading.Lock()  # waitress's thread and the server's end
+
+    def begin(self) -> bool:
+        """Start the background process; False (logged) when it could not start."""
+        self.pid = self.start(self.config)
+        self.started_at = self.clock()
+        self.owner = os.getpid()  # the process that may end it
+        return self.pid is not None
+
+    def reap(self) -> None:
+        """Notice that the background process ended, log how, and say when it starts again."""
+        with self.lock:
+            if self.pid is None or self.stopped or (status := self.exited(self.pid)) is None:
+                return
+            logger.error(
+                "the background process (pid %d) %s: it starts again in %g s",
+                self.pid,
+                how_it_ended(status),
+                self.after_a_death(),
+            )
+            self.pid = None
+
+    def after_a_death(self) -> float:
+        """The wait before the next start: doubled while it keeps dying, else the first."""
+        now = self.clock()
+        steady = now - self.started_at >= STEADY
+        self.wait = FIRST_WAIT if steady or not self.wait else min(self.wait * 2, LONGEST_WAIT)
+        self.again_at = now + self.wait
+        return self.wait
+
+    def tend(self) -> None:
+        """Start the background process again once its wait is over."""
+        self.reap()
+        with self.lock:
+            if self.stopped or self.again_at is None or self.clock() < self.again_at:
+                return
+            self.again_at = None
+            if self.begin():
+                logger.warning("the background process started again (pid %d)", self.pid)
+            else:
+                self.after_a_death()
+
+    def keep_in_thread(self, every: float = 1.0) -> threading.Thread:
+        """Tend it every ``every`` seconds from a thread of its own (beside waitress)."""
+
+        def keep() -> None:
+            while not self.stopped:
+                self.tend()
+                time.sleep(every)
+
+        thread = threading.Thread(target=keep, name="companion-background-keeper", daemon=True)
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        """End the background process for good (the server stops). Only in the server's
+        process: a gunicorn worker leaves through the same code as it exits, and ended
+        the background process with it."""
+        with self.lock:
+            self.stopped = True
+            if self.pid is not None and os.getpid() == self.owner:
+                stop(self.pid)
+
+
+class InLine:
+    """When the background process last left the derived data in line with the table:
+    a wall-clock time in 8 bytes of memory made before the server forks, so its
+    processes (this one, its workers, every background process it starts) share them."""
+
+    def __init__(self) -> None:
+        self.memory = mmap.mmap(-1, 8)  # anonymous and shared: the forks see one value
+        self.mark()
+
+    def mark(self, at: float | None = None) -> None:
+        """Now (or the wall-clock time ``at``) is when the derived data was in line."""
+        struct.pack_into("d", self.memory, 0, time.time() if at is None else at)
+
+    def seconds_ago(self) -> float:
+        """How long ago the derived data was last in line."""
+        return time.time() - struct.unpack_from("d", self.memory, 0)[0]
 
 
 def spawned(config: dict, parent: int) -> int | None:
@@ -154,7 +298,7 @@ def run(config: dict, parent: int) -> None:
     lowest_priority()
     app = app_apart(config)
     with app.app_context():
-        follow(Matches(db.engine, parent))
+        follow(Matches(db.engine, parent, in_line=config.get(IN_LINE)))
 
 
 def lowest_priority() -> None:
@@ -178,8 +322,11 @@ class Matches:
     """Every match's version as this process last left it, driven by the database's
     follower as a live stream's feed is (``watches``, ``refresh``)."""
 
-    def __init__(self, engine, parent: int, quiet: float = QUIET) -> None:
+    def __init__(
+        self, engine, parent: int, quiet: float = QUIET, in_line: InLine | None = None
+    ) -> None:
         self.engine, self.parent, self.quiet = engine, parent, quiet
+        self.in_line = in_line  # marked after each look that leaves the data in line
         self.again_at: float | None = None  # a look wanted with nothing changed (``due``)
         self.seen: dict[int, int] = {}
         # Games are reviewed once luck is in line: the first look, at every match there
@@ -218,7 +365,11 @@ class Matches:
         so a big import's backlog never holds up a table's luck; when luck is all in line
         and no table has entered anything for a while (``table_quiet``), review one
         finished game (of the matches that moved, else of the history). Each stored game
-        is a change: the next look follows."""
+        is a change: the next look follows.
+
+        The derived data is in line (``in_line``) after a look that leaves luck and
+        statistics in line, and no game of a match that moved waiting for its review
+        but for the table's quiet (a history's reviews take hours: they do not count)."""
         if not self.busy:
             time.sleep(SETTLE)
         self.busy = False
@@ -231,6 +382,9 @@ class Matches:
                 self.review(min(self.to_review))
             else:
                 self.review_history()
+        waiting_for_quiet = self.again_at is not None
+        if self.in_line and not self.busy and (not self.to_review or waiting_for_quiet):
+            self.in_line.mark()
         self.reviewing = True
 
     def moved(self, ids: Iterable[int] | None) -> list[int]:

@@ -46,12 +46,13 @@ except ImportError:  # Windows
 try:
     import gevent
     from gevent.server import StreamServer
+    from gunicorn import arbiter as gunicorn_arbiter
     from gunicorn.app.base import BaseApplication
     from gunicorn.http import wsgi as gunicorn_wsgi
     from gunicorn.workers import ggevent
 except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
     BaseApplication = StreamServer = object
-    gevent = gunicorn_wsgi = ggevent = None
+    gevent = gunicorn_arbiter = gunicorn_wsgi = ggevent = None
 
 BACKLOG = 1024  # connections waiting to be accepted
 # Connections a worker accepts each time its loop finds some waiting (gunicorn takes one).
@@ -163,13 +164,27 @@ def main(argv: list[str] | None = None) -> None:
         db.engine.dispose()  # no connection may cross into a forked worker
     freeze_startup_objects()  # before the forks: their pages stay shared (see there)
     # Luck in a process of its own (its first look fills what was played before it ran,
-    # or restored); the workers figure it only when that process cannot start.
-    with background.running(dict(app.config)) as apart:
-        settings["LUCK_APART"] = app.config["LUCK_APART"] = apart
-        listen_and_serve(app, listener, args, settings)
+    # or restored), kept running as the workers are (``keep_apart``); the workers figure
+    # it only when that process cannot start.
+    keeper = background.Keeper(dict(app.config))
+    try:
+        listen_and_serve(app, listener, args, settings, keeper)
+    finally:
+        keeper.stop()  # the server's own end is the process's
 
 
-def listen_and_serve(app, listener: socket.socket, args: argparse.Namespace, settings) -> None:
+def keep_apart(keeper: background.Keeper, settings: dict) -> bool:
+    """Start the background process and say in the workers' ``settings`` whether it runs
+    (``LUCK_APART``) and where it marks the derived data in line (for /healthz)."""
+    apart = keeper.begin()
+    settings["LUCK_APART"] = apart
+    settings[background.IN_LINE] = keeper.in_line if apart else None
+    return apart
+
+
+def listen_and_serve(
+    app, listener: socket.socket, args: argparse.Namespace, settings, keeper
+) -> None:
     """Listen, show where to connect, and serve until stopped."""
     try:  # only now: a phone (or a script waiting for the port) must find the tables there
         listener.listen(BACKLOG)
@@ -188,10 +203,15 @@ def listen_and_serve(app, listener: socket.socket, args: argparse.Namespace, set
         print(names_line(app.config["TRUSTED_HOSTS"]), flush=True)
     sys.stdout.flush()
     if args.workers == 1 or BaseApplication is object:
+        if keep_apart(keeper, settings):
+            keeper.keep_in_thread()
+        app.config.update(settings)
         serve(app, listener)
     else:
         allow_open_files()
-        Gunicorn(listener, args.workers, settings).run()
+        # gunicorn's master starts it, as it forks its workers (``Arbiter.start``).
+        keeper.start = functools.partial(background.start, watched=True)
+        Gunicorn(listener, args.workers, settings, keeper).run()
 
 
 def names_line(names: list[str]) -> str:
@@ -259,13 +279,15 @@ class Gunicorn(BaseApplication):
     after the fork, so no database connection is shared; writes queue across workers
     on the database's writer lock (``companion.store.writing``). gunicorn replaces a worker that
     dies or is stuck, reloads them all gracefully on SIGHUP, and each worker stops when
-    it sees its master gone, however the master died.
+    it sees its master gone, however the master died. The master keeps the background
+    process (``keeper``; None when there is none) alive too (``Arbiter``).
     """
 
-    def __init__(self, listener: socket.socket, workers: int, settings: dict):
+    def __init__(self, listener: socket.socket, workers: int, settings: dict, keeper=None):
         self.listener = listener
         self.workers = workers
         self.settings = settings  # the app's: HOST, and CERT and KEY for HTTPS
+        self.keeper = keeper
         # gunicorn has no setting for its Server header (benoitc/gunicorn#825): its
         # responses take these two names from its http.wsgi module, set before any fork.
         gunicorn_wsgi.SERVER = gunicorn_wsgi.SERVER_SOFTWARE = SERVER_NAME
@@ -298,6 +320,52 @@ class Gunicorn(BaseApplication):
     def load(self):
         """The app, made in each worker after the fork."""
         return create_app(self.settings)
+
+    def run(self) -> None:
+        """Serve as gunicorn's ``BaseApplication.run`` does, with our Arbiter."""
+        try:
+            Arbiter(self).run()
+        except RuntimeError as error:
+            print(f"\nError: {error}\n", file=sys.stderr, flush=True)
+            sys.exit(1)
+
+
+class Arbiter(getattr(gunicorn_arbiter, "Arbiter", object)):
+    """gunicorn's master, keeping the background process as it keeps its workers.
+
+    Its loop already wakes at every child's end (SIGCHLD) and at least once a second to
+    replace a worker that died: the background process's ``Keeper`` rides along, as
+    gunicorn's own second kind of process (its "dirty arbiter") does. The dirty arbiter
+    itself does not fit: it serves the workers' calls over a socket from a pool of its
+    own, restarts without a back-off, and kills any process of the same user that its
+    PID file in /tmp names (another household's server on the machine, a test's).
+    """
+
+    def start(self) -> None:
+        """Start as gunicorn does, then the background process, before the workers (they
+        read whether it runs)."""
+        super().start()
+        if not keep_apart(self.app.keeper, self.app.settings):
+            self.app.keeper = None  # the workers figure luck: nothing to keep
+
+    def handle_chld(self) -> None:
+        """A child ended: the keeper reads the background process's exit status first,
+        before gunicorn's ``waitpid(-1)`` takes it (gunicorn reads its dirty arbiter's
+        so too)."""
+        keeper = self.app.keeper
+        if keeper is not None:
+            keeper.reap()
+        super().handle_chld()
+
+    # SIGCLD is SIGCHLD's other name on Linux, and the one gunicorn's loop looks up.
+    handle_cld = handle_chld
+
+    def manage_workers(self) -> None:
+        """Keep the number of workers, and the background process, running."""
+        super().manage_workers()
+        keeper = self.app.keeper
+        if keeper is not None:
+            keeper.tend()
 
 
 class AcceptingServer(StreamServer):

@@ -572,6 +572,22 @@ def seconds_since_newest_entry() -> float:
     )
 
 
+# The config's key of when the background process last had the derived data in line
+# (``companion.background.InLine``; None, or missing, when no background process runs).
+IN_LINE = "DERIVED_IN_LINE"
+
+
+def derived_behind() -> float:
+    """Seconds the derived data (statistics, luck, reviews) is behind the table: since the
+    background process last had it in line, when a phone entered something after; 0 when
+    it is in line, or no background process follows the writes."""
+    in_line = current_app.config.get(IN_LINE)
+    if in_line is None:
+        return 0.0
+    since = in_line.seconds_ago()
+    return since if seconds_since_newest_entry() < since else 0.0
+
+
 def seconds_since(newest_of_each: Iterable[Select]) -> float:
     """Seconds since the newest of these times (each query's one), on a connection of its
     own; infinity when there is none."""

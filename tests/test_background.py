@@ -4,6 +4,7 @@ after, a game at a time, each in a short write that pushes it to the phones."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -483,3 +484,125 @@ def test_statistics_not_written_yet_are_no_difference_for_rebuild_check(app, cli
     with app.app_context():
         assert derived.rebuild(check=True, echo=problems.append).pending_statistics == 0
         assert problems == []
+
+
+# --- kept alive (issue 55) ---------------------------------------------------------------
+
+
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+KILLED = signal.SIGKILL  # a wait status: killed by signal 9 (kill -9, out of memory)
+FAILED = 1 << 8  # a wait status: exit status 1 (an exception in the process)
+
+
+def keeper_of(clock: Clock, lives: list[float], how=lambda pid: KILLED) -> background.Keeper:
+    """A Keeper of a fake process: started at the clock's time (its pid the count of
+    starts), dead ``lives[n]`` seconds after its n-th start (for ever once past the list),
+    ending as ``how`` says."""
+    starts: list[float] = []
+
+    def start(config: dict) -> int:
+        starts.append(clock.now)
+        return len(starts)
+
+    def exited(pid: int) -> int | None:
+        life = lives[pid - 1] if pid <= len(lives) else float("inf")
+        return how(pid) if clock.now >= starts[pid - 1] + life else None
+
+    keeper = background.Keeper({}, start=start, exited=exited, clock=clock)
+    keeper.starts = starts
+    return keeper
+
+
+def run_for(keeper: background.Keeper, clock: Clock, seconds: float, step: float = 0.5) -> None:
+    """The server's loop for ``seconds``: the keeper tended at every ``step``."""
+    end = clock.now + seconds
+    while clock.now < end:
+        clock.now += step
+        keeper.tend()
+
+
+def test_a_background_process_that_keeps_dying_waits_twice_as_long_each_time(caplog):
+    """Dying at once, it is started again after 1 s, 2 s, 4 s ... at most a minute apart,
+    each end logged with how it ended and each start with its pid."""
+    clock = Clock()
+    keeper = keeper_of(clock, lives=[0.0] * 20)
+    assert keeper.begin() and keeper.pid == 1
+    with caplog.at_level("WARNING", logger="companion.background"):
+        run_for(keeper, clock, 300)
+    starts = keeper.starts
+    waits = [later - sooner - 0.5 for sooner, later in itertools.pairwise(starts)]
+    assert waits[:8] == [1, 2, 4, 8, 16, 32, 60, 60]  # each death seen at the next tend
+    assert "the background process (pid 1) was killed by SIGKILL: it starts again in 1 s" in (
+        caplog.text
+    )
+    assert "it starts again in 60 s" in caplog.text
+    assert "it starts again in 64 s" not in caplog.text
+    assert "the background process started again (pid 2)" in caplog.text
+
+
+def test_a_background_process_that_stayed_up_a_while_is_started_again_after_a_second(caplog):
+    """The wait goes back to the first once the process ran STEADY seconds; its exit
+    status is logged."""
+    clock = Clock()
+    keeper = keeper_of(clock, lives=[0.0, 0.0, 0.0, 120.0, 0.0], how=lambda pid: FAILED)
+    keeper.begin()
+    with caplog.at_level("ERROR", logger="companion.background"):
+        run_for(keeper, clock, 200)
+    waits = [b - a for a, b in itertools.pairwise(keeper.starts)]
+    # Each death seen 0.5 s late: 1 s, 2 s, 4 s; then up 120 s and 1 s again, not 8 s;
+    # then 2 s, as the next dies at once.
+    assert waits[:5] == [1.5, 2.5, 4.5, 121.0, 2.5]
+    assert "(pid 4) exited with status 1: it starts again in 1 s" in caplog.text
+
+
+def test_a_stopped_keeper_starts_nothing_again():
+    clock = Clock()
+    keeper = keeper_of(clock, lives=[0.0])
+    keeper.begin()
+    keeper.pid = None  # as if stop() had ended it (a fake pid cannot be signalled)
+    keeper.stopped = True
+    run_for(keeper, clock, 30)
+    assert keeper.starts == [0.0]
+
+
+def test_a_background_process_that_cannot_start_again_is_tried_later(caplog):
+    """A fork that fails (no memory, no process left) is a death too: tried again later."""
+    clock = Clock()
+    keeper = keeper_of(clock, lives=[0.0])
+    keeper.begin()
+    started, failed = keeper.start, []
+
+    def fork_fails_twice(config: dict) -> int | None:
+        if len(failed) < 2:
+            failed.append(clock.now)
+            return None
+        return started(config)
+
+    keeper.start = fork_fails_twice
+    run_for(keeper, clock, 30)
+    assert keeper.pid == 2  # the second process: started once the fork worked
+    assert failed == [1.5, 3.5] and keeper.starts == [0.0, 7.5]  # 1 s, 2 s, 4 s after
+
+
+def test_a_look_that_leaves_luck_and_statistics_in_line_marks_the_moment(app, client, started):
+    """The moment /healthz reads (``store.derived_behind``): set by the look that put the
+    round's luck in line."""
+    match_id, ids = started
+    assert (
+        enter_round(client, match_id, dict(zip(ids, (11, 31, 51), strict=True))).status_code == 303
+    )
+    in_line = background.InLine()
+    in_line.mark(at=time.time() - 600)
+    with app.app_context():
+        background.Matches(db.engine, os.getppid(), quiet=0, in_line=in_line).refresh()
+    assert luck_rows(app, match_id) == 3
+    assert in_line.seconds_ago() < 60

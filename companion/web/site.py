@@ -4,11 +4,15 @@ from flask import Blueprint, current_app, send_from_directory
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from companion import store
 from companion.db import db
 from companion.web.htmx import HTMX_COPY, SSE_COPY
 
 bp = Blueprint("web", __name__)
 YEAR = 365 * 24 * 60 * 60  # the copies' URLs carry their version (?v=)
+# Seconds the derived data may be behind the table before /healthz says so: the
+# background process catches up in seconds, and is started again within a minute.
+BEHIND = 5 * 60
 
 
 @bp.get("/vendor/htmx.min.js")
@@ -28,10 +32,18 @@ def sse_copy():
 
 @bp.get("/healthz")
 def healthz():
-    """Report 200 when the app can reach its database, 503 when it cannot."""
+    """Report 200 when the app can reach its database, 503 when it cannot; "behind" (and
+    by how many seconds) when the derived data has not followed the table for BEHIND.
+
+    Behind is still 200: the table is served, and a proxy or a monitor that reads only
+    the code must not take it away from the phones (one that reads the status can warn).
+    """
     try:
         db.session.execute(text("SELECT 1"))
+        behind = store.derived_behind()
     except SQLAlchemyError:
         current_app.logger.exception("Health check: database unreachable")
         return {"status": "unavailable"}, 503
+    if behind > BEHIND:
+        return {"status": "behind", "behind_seconds": round(behind)}
     return {"status": "ok"}

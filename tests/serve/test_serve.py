@@ -8,6 +8,7 @@ on SIGHUP; a busy port or a read-only database stops the start in one line.
 
 import gc
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -16,7 +17,7 @@ import urllib.request
 
 import conftest
 import pytest
-from driver import count
+from driver import add_players, count, play_game, start_match
 from phones import (
     PHONES,
     at_once,
@@ -30,8 +31,11 @@ from phones import (
 )
 from servers import ROOT, SERVE, answers, background, children, free_port
 from servers import workers as workers_of
+from sqlalchemy import func, select
 
-from companion import serve
+from companion import create_app, serve
+from companion.db import db
+from companion.derived.tables import PlayerGameStat, PlayLuck, ReviewCard
 from companion.models import PendingCard, Play, Round
 
 
@@ -221,3 +225,40 @@ def test_a_worker_takes_every_waiting_connection_not_one_a_round(tmp_path):
         assert server.max_accept == serve.ACCEPT > 1
     finally:
         listener.close()
+
+
+@pytest.mark.database  # PostgreSQL's change notifications too
+def test_a_killed_background_process_comes_back_and_fills_in_a_game_played_after(tmp_path):
+    """kill -9 of the background process (issue 55): the server starts it again within
+    seconds and says so in its log; a game finished after the kill gets its statistics,
+    its luck and its review, and /healthz stays ok."""
+    server, port = start_server(tmp_path)
+    log = tmp_path / "server.log"
+    try:
+        [old] = background(server.pid)
+        os.kill(old, signal.SIGKILL)
+        app = create_app(conftest.testing_config(tmp_path / "workers.sqlite", LUCK_APART=True))
+        client = app.test_client()  # its writes leave the derived data to the background
+        ids = add_players(client, "Anna", "Ben", "Cleo")
+        match_id = start_match(client, ids)
+        play_game(client, match_id, ids, random.Random(55))
+        wait_for(lambda: background(server.pid) not in ([], [old]), log=log)
+        assert f"the background process (pid {old}) was killed by SIGKILL" in log.read_text()
+        with app.app_context():
+            wait_for(lambda: derived_rows(match_id) == (10 * 3, 3, 1), log=log, seconds=90)
+        assert status(port, "/healthz") == 200
+    finally:
+        stop(server)
+
+
+def derived_rows(match_id: int) -> tuple[int, int, int]:
+    """The match's rows of luck, of its games' statistics, and its reviewed games."""
+    db.session.rollback()  # a new snapshot at each ask
+    return tuple(
+        db.session.scalar(select(func.count(column.distinct())).where(table.match_id == match_id))
+        for table, column in (
+            (PlayLuck, PlayLuck.id),
+            (PlayerGameStat, PlayerGameStat.id),
+            (ReviewCard, ReviewCard.game_id),
+        )
+    )

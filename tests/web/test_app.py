@@ -8,6 +8,8 @@ import logging.config
 import re
 import shutil
 import stat
+import time
+from datetime import timedelta
 from html.parser import HTMLParser
 
 import brotli
@@ -15,11 +17,13 @@ import conftest
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from driver import add_players
 from flask_migrate import upgrade
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect, text, update
 
-from companion import create_app
+from companion import background, create_app, store
 from companion.db import db
+from companion.models import Player, utcnow
 from companion.serve import parse_args
 from companion.web import site
 from companion.web.htmx import (
@@ -138,6 +142,39 @@ def test_healthz_database_unreachable(tmp_path):
     response = app.test_client().get("/healthz")
     assert response.status_code == 503
     assert response.json == {"status": "unavailable"}
+
+
+@pytest.mark.database
+def test_healthz_says_when_the_derived_data_is_behind_the_table(app, client):
+    """Statistics, luck and reviews that have not followed a phone's entry for more than
+    five minutes (the background process died, or keeps dying): 200, status "behind"."""
+    in_line = background.InLine()
+    app.config[store.IN_LINE] = in_line  # as `python -m companion.serve` sets it
+    add_players(client, "Anna")  # an entry, now
+    in_line.mark(at=time.time() - 10 * 60)  # last in line ten minutes before it
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json["status"] == "behind"
+    assert 10 * 60 <= response.json["behind_seconds"] < 11 * 60
+    in_line.mark()  # the background process caught up
+    assert client.get("/healthz").json == {"status": "ok"}
+
+
+@pytest.mark.database
+def test_healthz_is_ok_when_nothing_was_entered_since_the_data_was_in_line(app, client):
+    """A quiet household: the background process last looked an hour ago, and nothing
+    has been entered since (nor is it behind by less than five minutes)."""
+    in_line = background.InLine()
+    app.config[store.IN_LINE] = in_line
+    add_players(client, "Anna")
+    with app.app_context():
+        db.session.execute(update(Player).values(created_at=utcnow() - timedelta(hours=2)))
+        db.session.commit()
+    in_line.mark(at=time.time() - 60 * 60)
+    assert client.get("/healthz").json == {"status": "ok"}
+    add_players(client, "Ben")  # now: after the mark, but behind by less than five minutes
+    in_line.mark(at=time.time() - 4 * 60)
+    assert client.get("/healthz").json == {"status": "ok"}
 
 
 # --- errors ----------------------------------------------------------------
