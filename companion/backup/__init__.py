@@ -101,8 +101,9 @@ def import_file():
     """Import a backup file: all of it, or nothing with a message (422; 409: another runs)."""
     token_first()
     try:
+        upload = posted_file()  # all of it, before the turn: a slow upload holds nobody up
         with import_turn():
-            report = import_upload(posted_file().stream)
+            report = import_upload(upload.stream)
     except ImportRunning as running:
         return backup_page({"file": running.message(gettext)}), 409
     except BackupError as error:
@@ -120,10 +121,9 @@ def import_file():
 
 
 def token_first() -> None:
-    """Check the CSRF token before the turn to import is taken, and before any of the
-    file is read: the form sends it in its address (``?csrf_token=``), since a token in
-    the form's fields comes only after a whole upload. A slow upload without the token
-    would otherwise hold the one turn, and every real import get 409, until it closed.
+    """Check the CSRF token before any of the file is read: the form sends it in its
+    address (``?csrf_token=``), since a token in the form's fields comes only after a
+    whole upload, and an upload without it is not worth reading (up to 64 MB).
     A write from another site's page never gets this far (``web.guard``)."""
     if not current_app.config.get("WTF_CSRF_ENABLED", True):
         return
@@ -141,7 +141,9 @@ def import_again(message: str):
 
 
 def posted_file() -> FileStorage:
-    """The form's file, read only now: once this import has the turn to import."""
+    """The form's file, all of it arrived (past 500 KB werkzeug keeps it in a temporary
+    file, not in memory), before the turn to import is taken: a phone on poor Wi-Fi
+    that takes a minute to send it holds no other import up meanwhile."""
     request.max_content_length = current_app.config.get("BACKUP_MAX_UPLOAD", DEFAULT_MAX_UPLOAD)
     try:
         upload = request.files.get("file")

@@ -2,11 +2,12 @@
 process of its own.
 
 Two imports at once could both find the same match new, and would exhaust the machine's
-memory. So whoever imports (the backup page, the command line) first takes the turn
-(``import_turn``: a thread lock, then ``store.only_import``, the lock of every process of
-the database, both released when the process dies), and only then reads the file; a second
-import is refused at once, before its file is read (409 on the page, exit code 1 on the
-command line).
+memory. So whoever imports takes the turn (``import_turn``: a thread lock, then
+``store.only_import``, the lock of every process of the database, both released when the
+process dies) before it looks at the file; a second import is refused at once (409 on the
+page, exit code 1 on the command line). The page takes it once the upload has all
+arrived, so a slow upload holds no other import up; the command line, before it reads
+its file.
 
 Python's JSON reader holds the interpreter for the whole file (a second for 5,000 matches,
 several on a busy Raspberry Pi): every phone that server process answers would wait, and the

@@ -30,7 +30,7 @@ from companion.db import DatabaseBusy
 from companion.private import file_turn
 from companion.storage import is_postgresql, is_sqlite
 from companion.storage.postgresql import IMPORT_LOCK_KEY, lock_timeout
-from companion.storage.sqlite import writer_lock
+from companion.storage.sqlite import IN_ITS_TURN, writer_lock
 
 
 class AnotherImport(Exception):
@@ -80,11 +80,13 @@ def turn_to_write(connection: Connection, wait: float) -> Iterator[None]:
     (checkpoint_after,) = driver.execute("PRAGMA wal_autocheckpoint").fetchone()
     driver.execute("PRAGMA wal_autocheckpoint=0")
     driver.execute(f"PRAGMA busy_timeout = {wait * 1000:.0f}")  # another program: the same wait
+    connection.info[IN_ITS_TURN] = True  # the copy begins as a write: BEGIN IMMEDIATE
     try:
         if keys_off:  # only outside a transaction does SQLite take this
             driver.execute("PRAGMA foreign_keys=OFF")
         yield
     finally:
+        connection.info.pop(IN_ITS_TURN, None)
         if keys_off:
             driver.execute("PRAGMA foreign_keys=ON")
         writer.release()

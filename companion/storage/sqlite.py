@@ -94,6 +94,13 @@ def _begin_sqlite(connection) -> None:
     The wait is bounded by the WRITE_WAIT setting: past it, ``DatabaseBusy`` (a 503
     asking to send again, ``companion.web.faults``) rather than a phone left hanging.
     """
+    if connection.info.get(IN_ITS_TURN):  # the import's copy: the writer lock is held
+        # Still BEGIN IMMEDIATE: the writer before let the lock go as its commit began
+        # (SQLAlchemy's commit hook runs first), and a deferred BEGIN would read before
+        # that commit landed and then be refused the write at once (503), where this one
+        # waits for it (the busy timeout the turn set).
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        return
     if not connection.get_execution_options().get(WRITE):
         if connection.info.pop(SHORTENED, False):  # a write before shortened SQLite's wait
             connection.exec_driver_sql(f"PRAGMA busy_timeout = {READ_WAIT * 1000:.0f}")
@@ -120,6 +127,11 @@ def _begin_sqlite(connection) -> None:
     except Exception:
         _release_writer(connection)
         raise
+
+
+# Set on a connection whose writer lock is held around its transaction (the import's copy:
+# ``companion.storage.imports.turn_to_write``), which begins it as a write.
+IN_ITS_TURN = "companion_in_its_turn"
 
 
 READ_WAIT = 5  # seconds SQLite waits for a read (the driver's default), rarely needed in WAL
