@@ -140,16 +140,25 @@ def import_again(message: str):
     return backup_page({"file": message}), 422
 
 
+def max_upload() -> int:
+    """The largest backup file in bytes: the page's upload and the command line's file."""
+    return current_app.config.get("BACKUP_MAX_UPLOAD", DEFAULT_MAX_UPLOAD)
+
+
+def too_large() -> BackupError:
+    """The refusal of a file past ``max_upload``."""
+    return BackupError(N_("The file is larger than %(mb)d MB."), mb=max_upload() // (1024 * 1024))
+
+
 def posted_file() -> FileStorage:
     """The form's file, all of it arrived (past 500 KB werkzeug keeps it in a temporary
     file, not in memory), before the turn to import is taken: a phone on poor Wi-Fi
     that takes a minute to send it holds no other import up meanwhile."""
-    request.max_content_length = current_app.config.get("BACKUP_MAX_UPLOAD", DEFAULT_MAX_UPLOAD)
+    request.max_content_length = max_upload()
     try:
         upload = request.files.get("file")
     except RequestEntityTooLarge:
-        limit = request.max_content_length // (1024 * 1024)
-        raise BackupError(N_("The file is larger than %(mb)d MB."), mb=limit) from None
+        raise too_large() from None
     if upload is None or not upload.filename:
         raise BackupError(N_("Choose a backup file to import."))
     return upload
@@ -190,17 +199,28 @@ def export_command(file: str | None) -> None:
         click.echo(text, nl=False)
         return
     path = Path(file)
-    if path.exists() and not path.is_file():  # a pipe or a device: write through it
-        path.write_text(text, encoding="utf-8")
-    else:
-        partial = path.with_name(path.name + ".partial")  # never leave half a backup behind
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
+    try:
+        write_backup(path, text)
+    except OSError as error:  # a folder, a missing one, a full disk: one line, exit 1
+        raise click.ClickException(f"Cannot write {file}: {error.strerror}.") from None
     click.echo(
         f"Exported {len(document['players'])} players and "
         f"{len(document['matches'])} matches to {path}.",
         err=True,
     )
+
+
+def write_backup(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``: a plain file replaced whole, never half a backup."""
+    if path.exists() and not path.is_file():  # a pipe or a device: write through it
+        path.write_text(text, encoding="utf-8")
+        return
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)  # gone once it replaced the file; else half written
 
 
 @click.command("import")
@@ -226,11 +246,20 @@ def import_command(file: str) -> None:
 
 
 def read_file(file: str) -> bytes:
-    """The bytes of FILE (- for standard input), or a one-line refusal."""
+    """The bytes of FILE (- for standard input), at most the page's limit (/dev/zero has
+    no end), or a one-line refusal."""
+    limit = max_upload()
     try:
-        return sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        if file == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(file, "rb") as opened:
+                data = opened.read(limit + 1)
     except OSError as error:
         raise click.ClickException(f"Cannot read {file}: {error.strerror}.") from None
+    if len(data) > limit:
+        raise too_large()
+    return data
 
 
 def say_waiting(seconds: float) -> None:

@@ -12,6 +12,9 @@ of its own is pointed at it there:
   telling what its tables mean.
 - its tables and columns must be the models' (``db.metadata``), compared as Alembic's
   autogenerate compares them: nothing to add, drop or change.
+- its schema must be the app's own: every table, index, trigger and view that the
+  migrations make on a fresh database, and nothing more (Alembic compares no triggers
+  or views: a trigger in a copy would go on rewriting what the players enter).
 - ``rebuild --check`` must pass on it: no row that breaks a constraint or the rules
   (``companion.derived.audit``), no derived result that differs from the replay.
 
@@ -32,6 +35,7 @@ from alembic.script import ScriptDirectory
 from alembic.util import CommandError
 from flask import Flask
 from flask_migrate import upgrade
+from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from companion.backup.copies import read_only
@@ -63,14 +67,24 @@ def tried(file: Path, migrations: str) -> Iterator[Path]:
                 f"its Alembic revision {revision} is not one of this companion's "
                 "(a copy from a newer version?)."
             )
-        app = trial_app(trial, migrations)
-        with app.app_context():
-            try:
-                check(revision != script.get_current_head())
-            finally:
-                db.session.remove()
-                db.engine.dispose()
+        with trial_context(Path(folder) / "fresh.sqlite", migrations):
+            upgrade()  # the app's own schema, as a first start makes it
+            made = schema_of()
+        with trial_context(trial, migrations):
+            check(revision != script.get_current_head(), made)
         yield trial
+
+
+@contextlib.contextmanager
+def trial_context(database: Path, migrations: str) -> Iterator[None]:
+    """Inside the app context of a trial app on ``database``, closed after."""
+    app = trial_app(database, migrations)
+    with app.app_context():
+        try:
+            yield
+        finally:
+            db.session.remove()
+            db.engine.dispose()
 
 
 def revision_of(path: Path) -> str | None:
@@ -83,6 +97,28 @@ def revision_of(path: Path) -> str | None:
     return rows[0][0] if len(rows) == 1 else None
 
 
+def schema_of() -> set[tuple[str, str]]:
+    """In a trial app: every table, index, trigger and view of its database, as (type,
+    name); but the indexes SQLite makes for a table's own constraints (numbered as the
+    table's history made them; ``compare_metadata`` compares the constraints)."""
+    rows = db.session.execute(
+        text(
+            "SELECT type, name FROM sqlite_master WHERE NOT (type = 'index' "
+            "AND name LIKE 'sqlite\\_autoindex\\_%' ESCAPE '\\')"
+        )
+    )
+    return {(kind, name) for kind, name in rows}
+
+
+def schema_difference(found: set[tuple[str, str]], made: set[tuple[str, str]]) -> str | None:
+    """The first difference of a copy's schema from the app's, in words, or None."""
+    for kind, name in sorted(found - made):
+        return f"there is a {kind} {name} the app does not make"
+    for kind, name in sorted(made - found):
+        return f"there is no {kind} {name}"
+    return None
+
+
 def trial_app(database: Path, migrations: str) -> Flask:
     """An app with only what the checks use: the models on ``database``, the migrations."""
     app = Flask(__name__)
@@ -93,8 +129,9 @@ def trial_app(database: Path, migrations: str) -> Flask:
     return app
 
 
-def check(older: bool) -> None:
-    """In the trial app: upgrade an ``older`` copy, then compare it and rebuild --check."""
+def check(older: bool, made: set[tuple[str, str]]) -> None:
+    """In the trial app: upgrade an ``older`` copy, then compare it (its tables with the
+    models, its schema with ``made``, the app's own) and rebuild --check."""
     problems: list[str] = []
     try:
         if older:
@@ -105,6 +142,8 @@ def check(older: bool) -> None:
             differences = compare_metadata(context, db.metadata)
         if differences:
             raise Refused(f"its tables are not the app's: {difference(differences[0])}.")
+        if problem := schema_difference(schema_of(), made):
+            raise Refused(f"its schema is not the app's: {problem}.")
         rebuild(check=True, echo=problems.append)
     except (SQLAlchemyError, CommandError) as error:
         raise Refused(f"the app cannot use it ({first_line(error)}).") from None

@@ -301,6 +301,13 @@ def this_year():
     return redirect(url_for("review.show", year=local(utcnow()).year), 303)
 
 
+def year_url(year: int) -> str:
+    """The year's own address, with the query as it came: the query is not url_for's
+    arguments, which would take ?year=, ?endpoint= or ?_scheme= as their own."""
+    query = request.query_string.decode(errors="replace")
+    return url_for("review.show", year=year) + (f"?{query}" if query else "")
+
+
 @bp.get("/review/<year>")
 def show(year: str):
     """A year at the table in figures and charts, for the household or one player."""
@@ -308,7 +315,7 @@ def show(year: str):
     if number is None:
         abort(404)
     if year != str(number):  # one URL per year: /review/02026 and "2026 " lead to it
-        return redirect(url_for("review.show", year=number, **request.args), 301)
+        return redirect(year_url(number), 301)
     year = number
     players = everyone()
     player_id, errors = read_player(request.args.get("player", ""), {p.id for p in players})

@@ -104,12 +104,13 @@ def choose_me(match_id: int):
 
 
 @click.command("invite")
-@click.argument("match_id", type=int)
+@click.argument("match_id")
 @with_appcontext
-def invite_command(match_id: int) -> None:
+def invite_command(match_id: str) -> None:
     """Print a match's player link and its QR code, for when every phone lost it."""
-    # An id past the database's integer is no match's, not an error of the database.
-    match = db.session.get(Match, match_id) if 0 < match_id <= MAX_ID else None
+    # As the pages read it: ASCII digits (int() takes "٣" too), within the database's integer.
+    number = whole_number(match_id, 1, MAX_ID)
+    match = db.session.get(Match, number) if number else None
     if match is None:
         raise click.ClickException(f"There is no match {match_id}.")
     port = os.environ.get("COMPANION_PORT", "8000")

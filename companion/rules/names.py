@@ -96,15 +96,30 @@ MAX_NOTE = 200  # a match's note: "Oma's 80th", a place, who brought the cake
 
 def match_note(value: Any, subject: Any = None) -> str | None:
     """``value`` as a match's note, NFC and its spaces tidied (one line), or None when
-    it is empty; RuleError when it is longer than ``MAX_NOTE`` or holds a control
-    character. Unlike a name, it may hold any visible text: it names nobody."""
+    it is empty; RuleError when it is longer than ``MAX_NOTE`` or holds what a name may
+    not: a control or invisible character, more than ``MAX_MARKS`` marks on one letter
+    (a note shows beside the names, so it must not hide or turn them either). Unlike a
+    name, it may look like anything visible: it names nobody."""
     if not isinstance(value, str):
         raise RuleError(N_("A note must be text."), subject)
     note = " ".join(unicodedata.normalize("NFC", value).split())
     if len(note) > MAX_NOTE:
         raise RuleError(N_("A note has at most %(max)d characters."), subject, max=MAX_NOTE)
-    if {unicodedata.category(char) for char in note} & {"Cc", "Cs"}:
+    categories = {unicodedata.category(char) for char in note}
+    if categories & {"Cc", "Cs"}:
         raise RuleError(N_("A note cannot contain control characters."), subject)
+    if categories & REFUSED:
+        raise RuleError(
+            N_(
+                "A note cannot contain invisible characters (such as a zero-width space "
+                "or a text direction mark)."
+            ),
+            subject,
+        )
+    if most_marks(note) > MAX_MARKS:
+        raise RuleError(
+            N_("A note has at most %(max)d accents on one letter."), subject, max=MAX_MARKS
+        )
     return note or None
 
 

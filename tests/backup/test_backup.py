@@ -2,6 +2,7 @@
 
 import copy
 import csv
+import errno
 import html
 import io
 import json
@@ -9,6 +10,7 @@ import os
 import re
 import stat
 import threading
+from pathlib import Path
 
 import pytest
 from backups import FORMAT, export, household, shifted, snapshot, upload, without_time
@@ -539,6 +541,61 @@ def test_cli_refuses_a_bad_file_with_exit_code_1(empty, tmp_path, content, messa
     assert result.exit_code == 1
     assert message in result.output
     assert snapshot(empty) == before
+
+
+def test_cli_import_keeps_the_pages_size_limit(runner, app):
+    """The finding (issue 55): `flask import /dev/zero` read without end (1.25 GB, then
+    MemoryError). The command reads at most the page's limit, and says so."""
+    before = snapshot(app)
+    result = runner.invoke(args=["import", "/dev/zero"])
+    assert result.exit_code == 1
+    assert result.output == "Error: The file is larger than 64 MB.\n"
+    assert snapshot(app) == before
+
+
+@pytest.mark.app_config(BACKUP_MAX_UPLOAD=2 * 1024 * 1024)
+def test_cli_import_from_standard_input_keeps_the_configured_limit(runner, app):
+    before = snapshot(app)
+    result = runner.invoke(args=["import", "-"], input=b" " * (2 * 1024 * 1024 + 1))
+    assert result.exit_code == 1
+    assert result.output == "Error: The file is larger than 2 MB.\n"
+    assert snapshot(app) == before
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("folder", "Is a directory"),
+        ("missing/backup.json", "No such file or directory"),
+        ("/dev/full", "No space left on device"),
+    ],
+)
+def test_cli_export_that_cannot_write_says_so_in_one_line(source, runner, tmp_path, target, reason):
+    """The finding (issue 55): `flask export` to a folder, into a missing folder or to
+    /dev/full ended in a traceback. One line, exit code 1, and no partial file left."""
+    out = tmp_path / "out"
+    (out / "folder").mkdir(parents=True)
+    path = out / target if not target.startswith("/") else target
+    result = runner.invoke(args=["export", str(path)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: Cannot write {path}: {reason}.\n"
+    assert list(out.rglob("*")) == [out / "folder"]
+
+
+def test_cli_export_that_fails_midway_leaves_no_partial_file(source, runner, tmp_path, monkeypatch):
+    """A disk that fills up as the backup is written: the half-written file goes too."""
+    backup = tmp_path / "out" / "backup.json"
+    backup.parent.mkdir()
+
+    def disk_full(self, text, encoding):
+        with open(self, "w", encoding=encoding) as half:
+            half.write(text[: len(text) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    result = runner.invoke(args=["export", str(backup)])
+    assert result.output == f"Error: Cannot write {backup}: No space left on device.\n"
+    assert result.exit_code == 1 and list(backup.parent.iterdir()) == []
 
 
 def test_cli_import_of_a_missing_file(empty, tmp_path):

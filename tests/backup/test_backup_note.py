@@ -68,6 +68,10 @@ def test_a_backup_of_the_version_before_notes_still_imports(source, empty):
         ("x" * 201, "A note has at most 200 characters."),
         ("Oma\u0007", "A note cannot contain control characters."),
         (80, "“note” must be a text."),
+        # Issue 55: what a name refuses, a note refuses.
+        ("Oma\u202es", "A note cannot contain invisible characters"),
+        ("Oma\u2068s", "A note cannot contain invisible characters"),
+        ("a" + "\u0301" * 199, "A note has at most 3 accents on one letter."),
     ],
 )
 def test_a_file_with_a_bad_note_is_refused_by_the_rule_and_changes_nothing(
@@ -78,5 +82,6 @@ def test_a_file_with_a_bad_note_is_refused_by_the_rule_and_changes_nothing(
     before = snapshot(app)
     response = upload(source, document)
     assert response.status_code == 422
-    assert message in html.unescape(response.text)
+    started = document["matches"][0]["created_at"][:10]
+    assert f"Match 1 (started {started}): {message}" in html.unescape(response.text)
     assert snapshot(app) == before

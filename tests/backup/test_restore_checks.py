@@ -108,9 +108,29 @@ def tampered_result(good: Path) -> Path:
     return edited(good, "UPDATE game_result SET bulls = bulls + 1 WHERE id = 1")
 
 
+def note_trigger(good: Path) -> Path:
+    """The finding (issue 55): a copy whose trigger rewrote every new round's match note."""
+    return edited(
+        good,
+        "CREATE TRIGGER rewrite_note AFTER INSERT ON round "
+        "BEGIN UPDATE match SET note = 'pwned' WHERE id = NEW.match_id; END",
+    )
+
+
+def a_view(good: Path) -> Path:
+    return edited(good, "CREATE VIEW names AS SELECT name FROM player")
+
+
+def an_index(good: Path) -> Path:
+    return edited(good, "CREATE INDEX ix_play_card ON play (card)")
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
+        (note_trigger, "its schema is not the app's: there is a trigger rewrite_note the app "),
+        (a_view, "its schema is not the app's: there is a view names the app does not make."),
+        (an_index, "its tables are not the app's: remove index ix_play_card."),  # Alembic's
         (one_column_x, "its tables are not the app's: table card_take has no column id."),
         (without_choices_and_scores, "its tables are not the app's: there is no table "),
         (

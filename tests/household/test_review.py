@@ -346,8 +346,22 @@ def test_a_year_has_one_url(client):
         response = client.get(f"/review/{spelled}?player=")
         assert response.status_code == 301, spelled
         assert response.headers["Location"] == f"/review/{YEAR}?player="
+    assert client.get(f"/review/0{YEAR}").headers["Location"] == f"/review/{YEAR}"
     assert client.get(f"/review/{YEAR}").status_code == 200
     assert client.get("/review/1").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["year=1", "endpoint=x", "_method=x", "_scheme=https", "_anchor=", "_anchor=x", "_external=1"],
+)
+def test_a_years_redirect_keeps_the_query_as_it_came(client, query):
+    """The finding (issue 55): the redirect handed the query to url_for as its arguments, so
+    ?year=1, ?endpoint=x and ?_method=x answered 500 and ?_scheme=https or ?_anchor= changed
+    where it led. The year alone makes the address; the query follows it as it came."""
+    response = client.get(f"/review/0{YEAR}?{query}&player=")
+    assert response.status_code == 301
+    assert response.headers["Location"] == f"/review/{YEAR}?{query}&player="
 
 
 def test_phones_asking_at_once_share_one_review(app, monkeypatch):

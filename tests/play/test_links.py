@@ -179,7 +179,19 @@ def test_flask_invite_prints_the_player_link_for_a_match_whose_phones_lost_it(ap
 
 
 @pytest.mark.parametrize(
-    "match_id", ["99999999999999999999", str(2**63), str(MAX_ID + 1), "0", "-5"]
+    "match_id",
+    # Issue 55: int() took Arabic-Indic (and fullwidth) digits and underscores as a number.
+    [
+        "99999999999999999999",
+        str(2**63),
+        str(MAX_ID + 1),
+        "0",
+        "-5",
+        "\u0663",
+        "\uff13",
+        "1_0",
+        "1e2",
+    ],
 )
 def test_flask_invite_of_an_id_no_match_can_have_says_there_is_none(runner, match_id):
     """The finding: an id past SQLite's integer ended in OverflowError's traceback (and
@@ -188,6 +200,18 @@ def test_flask_invite_of_an_id_no_match_can_have_says_there_is_none(runner, matc
     assert result.exit_code == 1, result.output
     assert f"There is no match {match_id}." in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("zero", [0x660, 0x6F0, 0xFF10])  # Arabic-Indic, Persian, fullwidth
+def test_flask_invite_takes_the_id_in_ascii_digits_only(runner, table, zero):
+    """The finding (issue 55): `flask invite ٣` printed match 3's player link, as int()
+    reads other scripts' digits; the pages take ASCII digits only, and so does the command."""
+    _, match_id = table
+    assert runner.invoke(args=["invite", f"0{match_id}"]).exit_code == 0
+    other = str(match_id).translate({ord("0") + d: zero + d for d in range(10)})
+    result = runner.invoke(args=["invite", other])
+    assert result.exit_code == 1, result.output
+    assert result.output == f"Error: There is no match {other}.\n"
 
 
 def test_a_phone_that_started_200_matches_still_plays_the_last(client, app):

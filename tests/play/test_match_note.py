@@ -16,6 +16,12 @@ from companion.models import Match
 
 NOTE = "Oma’s 80th & cake"
 TOO_LONG = "x" * 201
+# Issue 55: a note refuses what a name refuses: invisible characters, stacked accents.
+INVISIBLE = (
+    "A note cannot contain invisible characters (such as a zero-width space or a text "
+    "direction mark)."
+)
+STACKED = "A note has at most 3 accents on one letter."
 NEW_MATCH = {"end_kind": "more_than", "end_value": "66", "deck": "standard"}
 
 
@@ -77,6 +83,31 @@ def test_a_too_long_note_on_the_new_match_form_is_refused_beside_the_field(clien
     assert field_error(response.text) == "A note has at most 200 characters."
     assert f'value="{TOO_LONG}"' in response.text  # typed back, to shorten
     assert 'aria-invalid="true" aria-describedby="field-note-note"' in response.text
+    assert table_snapshot(app) == before
+
+
+@pytest.mark.parametrize(
+    ("note", "message", "language", "said"),
+    [
+        ("Oma\u202es 80th", INVISIBLE, "de", "Eine Notiz darf keine unsichtbaren Zeichen"),
+        ("Oma\ufeff", INVISIBLE, "fr", "Une note ne peut pas contenir de caractères invisibles"),
+        ("a" + "\u0301" * 199, STACKED, "de", "Eine Notiz hat höchstens 3 Akzente"),
+        ("a" + "\u0301" * 199, STACKED, "fr", "Une note a au plus 3 accents"),
+    ],
+)
+def test_an_unseen_or_stacked_note_on_the_new_match_form_is_refused_beside_the_field(
+    client, app, note, message, language, said
+):
+    anna, ben = add_players(client, "Anna", "Ben")
+    before = table_snapshot(app)
+    form = {**NEW_MATCH, "seat_1": str(anna), "seat_2": str(ben), "note": note}
+    response = client.post("/matches/", data=form)
+    assert response.status_code == 422
+    assert field_error(response.text) == message
+    assert 'aria-invalid="true" aria-describedby="field-note-note"' in response.text
+    assert table_snapshot(app) == before
+    in_words = client.post("/matches/", data=form, headers={"Accept-Language": language})
+    assert in_words.status_code == 422 and said in field_error(in_words.text)
     assert table_snapshot(app) == before
 
 
@@ -146,6 +177,8 @@ def test_htmx_gets_the_match_after_a_change(client, match):
     [
         (TOO_LONG, "A note has at most 200 characters."),
         ("Oma\x00", "A note cannot contain control characters."),
+        *((f"Oma{char}s", INVISIBLE) for char in "\u202e\u200b\ufeff\u2066\u2069"),
+        ("a" + "\u0301" * 199, STACKED),
     ],
 )
 def test_a_bad_note_is_refused_beside_the_field_and_nothing_is_saved(

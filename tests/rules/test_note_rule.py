@@ -4,6 +4,13 @@ import pytest
 
 from companion import rules
 
+# Issue 55: a note refuses what a name refuses (``rules.player_name``).
+INVISIBLE = (
+    "A note cannot contain invisible characters (such as a zero-width space or a text "
+    "direction mark)."
+)
+STACKED = "A note has at most 3 accents on one letter."
+
 
 @pytest.mark.parametrize(
     ("typed", "stored"),
@@ -14,7 +21,7 @@ from companion import rules
         ("   ", None),
         ("e\u0301" * 100, "é" * 100),  # NFC: an accent and its letter are one character
         ("🎂" * rules.MAX_NOTE, "🎂" * rules.MAX_NOTE),
-        ("zero\u200bwidth joiner 👩\u200d👧", "zero\u200bwidth joiner 👩\u200d👧"),
+        ("Tiếng Việt, שָּׁ, སྒྲུ", "Tiếng Việt, שָּׁ, སྒྲུ"),  # 3 marks on a letter at most
     ],
 )
 def test_a_note_is_stored_tidied(typed, stored):
@@ -28,6 +35,10 @@ def test_a_note_is_stored_tidied(typed, stored):
         ("Oma\x00", "A note cannot contain control characters."),
         ("\ud800", "A note cannot contain control characters."),  # no database stores it
         (80, "A note must be text."),
+        *((f"Oma{char}s", INVISIBLE) for char in "\u202e\u200b\ufeff\u2066\u2067\u2068\u2069"),
+        ("zero width joiner 👩\u200d👧", INVISIBLE),  # as a name refuses it
+        ("a" + "\u0301" * 199, STACKED),  # the finding: 199 marks on one letter
+        ("Ome\u0301\u0302\u0303\u0304", STACKED),  # é and 3 more: counted decomposed
         (None, "A note must be text."),
     ],
 )
