@@ -20,7 +20,7 @@ from companion.play.review_report import game_end_review
 from companion.state import MatchState, PlayedGame
 from companion.web import present
 from companion.web.access import PLAYER, access, me, sent
-from companion.web.chart import Chart, bars, line_chart
+from companion.web.chart import LABEL_SIZE, Chart, bars, line_chart
 
 
 def match_view(state: MatchState, view: str = "match") -> dict:
@@ -92,15 +92,20 @@ def standings_view(state: MatchState) -> dict:
     marked and, once the match is over, the chart of the totals game by game."""
     return {
         "bars": bars(state.running.totals, limit_of(state)),
-        "chart": totals_chart(state) if state.over else None,
+        "chart": totals_chart(state, TV_LABEL_SIZE) if state.over else None,
     }
 
 
-def totals_chart(state: MatchState) -> Chart:
-    """The chart of each player's total after each complete game."""
+TV_LABEL_SIZE = 17  # the TV chart's names (tv.css .chart .label), read from the sofa
+
+
+def totals_chart(state: MatchState, label_size: float = LABEL_SIZE) -> Chart:
+    """The chart of each player's total after each complete game, its names at
+    ``label_size`` (the TV's are larger)."""
     history = state.running_totals()
     series = [[totals[player_id] for totals in history] for player_id in state.player_ids]
-    return line_chart([player.name for player in state.players], series, limit_of(state))
+    names = [player.name for player in state.players]
+    return line_chart(names, series, limit_of(state), label_size)
 
 
 def limit_of(state: MatchState) -> int | None:
