@@ -372,12 +372,13 @@
     if (xhr && xhr.status > 0 && outbox && event.detail.elt !== outbox.form) sendTheOutbox();
   });
 
-  // The TV follows a rematch by itself once its first game starts: the link, pushed into
-  // the finished match's table view then, is marked data-follow (matches/_rematch.html).
-  // Only when pushed: the finished match's table view, opened afresh, stays its own.
+  // The TV and the phones follow a rematch by themselves once its first game starts: the
+  // link, pushed into the finished match's page then, is marked data-follow
+  // (matches/_rematch.html); a phone keeps its link and its "I am" through it.
+  // Only when pushed: the finished match's page, opened afresh, stays its own.
   var followedAtLoad = null;
   function rematchToFollow() {
-    var link = document.querySelector("#match.tv a.rematch[data-follow]");
+    var link = document.querySelector("#match a.rematch[data-follow]");
     return link ? link.href : null;
   }
   document.addEventListener("DOMContentLoaded", function () { followedAtLoad = rematchToFollow(); });
