@@ -87,11 +87,20 @@ def rematch_opening(state: MatchState) -> bool:
 def correctable(state: MatchState) -> list[tuple[int, int]]:
     """The games whose rounds the match page offers to correct, as (game, rounds
     placed): the game being played and the last finished one, cards games with a placed
-    round (a round waiting for its row choice is not placed yet)."""
+    round (a round waiting for its row choice is not placed yet). A finished game
+    before the last is read from its stored results, without its table: all its
+    rounds are placed."""
     last = state.finished_games[-1] if state.finished_games else None
-    games = [game for game in (state.current, last) if game is not None and game.table]
-    placed = [(game.number, game.rounds_played - (game.pending is not None)) for game in games]
+    games = [game for game in (state.current, last) if game and game.game.mode == "cards"]
+    placed = [(game.number, rounds_placed(game)) for game in games]
     return [(number, rounds) for number, rounds in placed if rounds > 0]
+
+
+def rounds_placed(game: PlayedGame) -> int:
+    """How many of the game's rounds are placed (not one waiting for its row choice)."""
+    if game.table is None:
+        return rules.HAND_SIZE if game.finished else 0
+    return game.rounds_played - (game.pending is not None)
 
 
 def standings_view(state: MatchState) -> dict:

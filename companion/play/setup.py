@@ -148,11 +148,13 @@ def new_match_form(
     ``added``: the player just added (said, and the name field ready for the next)."""
     form = request.form if form is None else form
     end, end_errors = read_end(form)
+    seats = seated(form) if seats is None else seats
     return render(
         "matches/new.html",
         "content",
-        players=active_players(),
-        seats=seated(form) if seats is None else seats,
+        # The seated in seat order (seat 3 before seat 4), then the others by name.
+        players=[*seats, *(player for player in active_players() if player not in seats)],
+        seats=seats,
         form=form,
         errors=errors,
         added=added,

@@ -115,10 +115,10 @@ def test_tapping_names_seats_players_in_order_and_again_gives_the_seat_back(clie
     before = table_snapshot(app)
     form = {"end_kind": "at_least", "end_value": "50", "deck": "standard"}
     page = client.post("/matches/new", data={**form, "tap": str(cleo)}).text
-    assert seat_buttons(page) == [("", "Anna"), ("", "Ben"), ("1", "Cleo")]
+    assert seat_buttons(page) == [("1", "Cleo"), ("", "Anna"), ("", "Ben")]
     seats = {"seat_1": str(cleo)}
     page = client.post("/matches/new", data={**form, **seats, "tap": str(anna)}).text
-    assert seat_buttons(page) == [("2", "Anna"), ("", "Ben"), ("1", "Cleo")]
+    assert seat_buttons(page) == [("1", "Cleo"), ("2", "Anna"), ("", "Ben")]
     assert f'name="seat_1" value="{cleo}"' in page and f'name="seat_2" value="{anna}"' in page
     assert 'value="at_least" selected' in page and 'value="50"' in page  # the rules stay
     # Tapping Cleo again gives her seat back: Anna moves up to seat 1.
@@ -126,6 +126,20 @@ def test_tapping_names_seats_players_in_order_and_again_gives_the_seat_back(clie
     page = client.post("/matches/new", data={**form, **seats, "tap": str(cleo)}).text
     assert seat_buttons(page) == [("1", "Anna"), ("", "Ben"), ("", "Cleo")]
     assert table_snapshot(app) == before
+
+
+def test_the_seated_show_in_seat_order_then_the_others_by_name(client):
+    """The finding (issue 57): the players stood by name, seat 4 before seat 3."""
+    anna, ben, _cleo, dora, emil = add_players(client, "Anna", "Ben", "Cleo", "Dora", "Emil")
+    seats = {"seat_1": dora, "seat_2": ben, "seat_3": emil, "seat_4": anna}
+    page = client.get("/matches/new", query_string=seats).text
+    assert seat_buttons(page) == [
+        ("1", "Dora"),
+        ("2", "Ben"),
+        ("3", "Emil"),
+        ("4", "Anna"),
+        ("", "Cleo"),
+    ]
 
 
 def test_tapping_seats_as_a_fragment_for_htmx(client):
