@@ -33,6 +33,7 @@ def match_view(state: MatchState, view: str = "match") -> dict:
     game = current or (state.games[-1] if state.games else None)
     # When the match and its games were played: shown between games and at its end.
     times = match_times([state.match.id])[state.match.id] if finished and not current else None
+    opening = view == "table" and rematch_opening(state)
     return {
         **entry_view(state),
         "view": view,
@@ -53,19 +54,34 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "times": times,
         **(standings_view(state) if view == "table" and finished and not current else {}),
         "correctable": correctable(state),
-        "rematch_begun": view == "table" and rematch_begun(state.match),
-        # Before the first game the TV shows phones how to join, from across the room.
-        "join": table_join(state.match) if view == "table" and not state.games else None,
+        "rematch_begun": state.over and rematch_begun(state.match),
+        # Before the first game the TV shows phones how to join, from across the room;
+        # so does a TV that followed a rematch, for a phone that left.
+        "join": table_join(state.match)
+        if view == "table" and (not state.games or opening)
+        else None,
+        "rematch_opening": opening,
     }
 
 
 def rematch_begun(match: Match) -> bool:
-    """Whether the match's rematch has its first game: the TV, which keeps the finished
-    match's result until then, follows it (the store raises this match's versions)."""
+    """Whether the match's rematch has its first game: the TV and the phones, which keep
+    the finished match's result until then, follow it (the store raises this match's
+    versions)."""
     if match.rematch_id is None:
         return False
     first = select(Game.id).where(Game.match_id == match.rematch_id).limit(1)
     return db.session.scalar(first) is not None
+
+
+def rematch_opening(state: MatchState) -> bool:
+    """Whether the match is a rematch in its first game, no round placed yet: the TV that
+    followed it says so, with the code for a phone that left, until that round's place."""
+    current = state.current
+    if len(state.games) != 1 or current is None or current.rounds_played:
+        return False
+    origin = select(Match.id).where(Match.rematch_id == state.match.id).limit(1)
+    return db.session.scalar(origin) is not None
 
 
 def correctable(state: MatchState) -> list[tuple[int, int]]:
