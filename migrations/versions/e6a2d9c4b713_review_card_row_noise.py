@@ -1,7 +1,7 @@
 """review_card: a too-low card's row loss has its noise; round 10 counted exactly
 
 Revision ID: e6a2d9c4b713
-Revises: b4f2e8a6c913
+Revises: a1f3c5e7b902
 Create Date: 2026-12-09 18:40:00
 
 Derived data (issue 56): a play's grade weighs its card and its row together, within
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = "e6a2d9c4b713"
-down_revision = "b4f2e8a6c913"
+down_revision = "a1f3c5e7b902"
 branch_labels = None
 depends_on = None
 
