@@ -10,6 +10,7 @@ cards repeat once the last is in is not placed: the players who typed the same c
 their own. The unique constraint on (game, round, card) goes; one card a player stays.
 """
 
+import sqlalchemy as sa
 from alembic import op
 
 
@@ -21,6 +22,10 @@ depends_on = None
 
 
 def upgrade():
+    # A copy put together by hand may lack it (a restore upgrades what it is given).
+    names = {each["name"] for each in sa.inspect(op.get_bind()).get_unique_constraints("pending_card")}
+    if "uq_pending_card" not in names:
+        return
     with op.batch_alter_table("pending_card", schema=None) as batch_op:
         batch_op.drop_constraint("uq_pending_card", type_="unique")
 

@@ -284,6 +284,8 @@
       shown[key] = true;
       var typed = null;
       try { typed = JSON.parse(sessionStorage.getItem(key) || "null"); } catch (error) { typed = null; }
+      // A form the server sent back refused holds what was sent: kept for a reload.
+      if (!typed && form.querySelector("[aria-invalid=true]")) keep(form);
       if (!typed) return;
       typedFields(form).forEach(function (field) {
         // Not over what was typed since: only a field as the page brought it (empty, or
