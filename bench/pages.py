@@ -1,4 +1,5 @@
-"""Benchmark the round page: server time and bytes, for 10 players in game 5.
+"""Benchmark the round page: server time and bytes, for 10 players in game 5; and a
+finished game's review page (issue 56), a round of it whole and as htmx's fragment.
 
 Run: .venv/bin/python -m bench.pages   (prints figures; not a test)
 Targets (issue 3): under 10 ms server time for the round page and for a round
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from bench.apps import sqlite_app
+from companion import store
 from companion.db import db
 from companion.models import Game, Round
 from tests.driver import (
@@ -103,6 +105,17 @@ def main() -> None:
                 )
                 db.session.commit()
         report("POST round submission", samples)
+
+        with app.app_context():  # what the background does after each game's end (seconds)
+            store.review_after(match_id)
+        review = f"{url}/games/1/review?round=5"
+        assert b"review-play" in client.get(review).data
+        report("GET game review page (10 players)", timed(lambda: client.get(review), 100))
+        fragment = {**PHONE, "HX-Request": "true"}
+        report(
+            "GET game review round (fragment)",
+            timed(lambda: client.get(review, headers=fragment), 100),
+        )
 
         html = page.get_data()
         css = client.get("/static/css/app.css").get_data()

@@ -18,6 +18,7 @@ from companion.play import (
     luck_report,
     match_pages,
     push,
+    review_page,
     review_report,
     setup,
     undo,
@@ -46,6 +47,7 @@ ROUTES = [
     (f"{MATCH}/events", GET, push.events),
     (f"{MATCH}/games/<id:game>/luck.json", GET, luck_report.luck_json),
     (f"{MATCH}/games/<id:game>/review.json", GET, review_report.review_json),
+    (f"{MATCH}/games/<id:game>/review", GET, review_page.review_page),
     # What the players enter.
     (f"{MATCH}/games", POST, entry.start_game),
     (f"{MATCH}/scores", POST, entry.score_game),

@@ -117,14 +117,16 @@ ROW_LOSS_SHOWN = 1.0
 
 
 class ReviewLine(NamedTuple):
-    """A player's game in the review's words, and their costliest plays."""
+    """A player's game in the review's words, and their costliest plays. ``others_cards``:
+    the review's rest (``rules.review``'s ``luck``), named apart on every page: a
+    household's "luck" is the luck note's figure (``rules.luck``) alone."""
 
     player_id: int
     name: str
     bulls: int
     expected: float
     choices_cost: float
-    luck: float
+    others_cards: float
     costliest: list[Costly]
 
 

@@ -460,4 +460,16 @@
   document.addEventListener("htmx:afterSettle", keepAwake);
   document.addEventListener("htmx:sseMessage", keepAwake);
   document.addEventListener("visibilitychange", keepAwake);
+
+  // A game's review, round by round: the arrow keys follow its previous and next links
+  // (a keyboard by the TV steps the household through it together).
+  document.addEventListener("keydown", function (event) {
+    var rel = { ArrowLeft: "prev", ArrowRight: "next" }[event.key];
+    var typing = event.target.closest && event.target.closest("input, textarea, select");
+    if (!rel || typing || event.altKey || event.ctrlKey || event.metaKey) return;
+    var link = document.querySelector('#review-round a[rel="' + rel + '"]');
+    if (!link) return;
+    event.preventDefault();
+    link.click();
+  });
 })();

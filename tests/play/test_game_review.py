@@ -188,16 +188,17 @@ def test_the_games_end_says_it_is_worked_out_then_shows_each_player(
 @pytest.mark.parametrize(
     ("lang", "reading", "differ"),
     [
-        ("en", "Cards dealt: the bulls the hand made likely.", "card alone: another figure."),
-        ("de", "Ausgeteilte Karten: die Hornochsen", "Runde für sich: eine andere Zahl."),
-        ("fr", "Cartes distribuées\u00a0: les têtes", "tour à part\u00a0: un autre chiffre."),
+        ("en", "Cards dealt: the bulls the hand made likely.", "The others' cards: the rest,"),
+        ("de", "Ausgeteilte Karten: die Hornochsen", "Die Karten der anderen: der Rest,"),
+        ("fr", "Cartes distribuées\u00a0: les têtes", "Les cartes des autres\u00a0: le reste,"),
     ],
 )
-def test_the_review_says_how_its_luck_differs_from_the_luck_above_it(
+def test_the_review_names_its_rest_apart_from_the_luck_above_it(
     app, client, finished, lang, reading, differ
 ):
-    """The review's luck (the whole game from the deal) is not the luck note's (each
-    round's card alone), which the game's end shows above it: one sentence says so."""
+    """The review's rest (the whole game from the deal) is not the luck note's luck (each
+    round's card alone), which the game's end shows above it: it has its own name, "the
+    others' cards" (issue 56: one word, one figure)."""
     match_id, _ids = finished
     client.set_cookie("lang", lang)
     with app.app_context():

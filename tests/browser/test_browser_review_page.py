@@ -1,0 +1,120 @@
+"""A game's review, round by round, on a 390x844 phone at a home network's address, in
+English, German and French: every round stepped through (links, then the arrow keys),
+each play's grade word and better card as review.json has them, the round's plays on
+one screen; without JavaScript the links alone; on the TV at 1280x720, a slide.
+Screenshots to look at."""
+
+import pytest
+from browsing import fits_the_phone, htmx_started, in_view
+from chromium import LAN_HOST
+from conftest import make_app, serving
+from playwright.sync_api import expect
+from test_browser_review_arrives import game_over
+
+from companion import store
+
+pytestmark = pytest.mark.browser
+
+GRADES = {
+    "en": {"best": "best", "good": "good", "inaccuracy": "inaccuracy", "mistake": "mistake",
+           "blunder": "blunder"},
+    "de": {"best": "bester Zug", "good": "gut", "inaccuracy": "Ungenauigkeit",
+           "mistake": "Fehler", "blunder": "Patzer"},
+    "fr": {"best": "meilleur coup", "good": "bon", "inaccuracy": "imprécision",
+           "mistake": "erreur", "blunder": "gaffe"},
+}  # fmt: skip
+ROUND = {"en": "Round {} of 10", "de": "Runde {} von 10", "fr": "Tour {} sur 10"}
+
+
+@pytest.fixture(scope="module")
+def reviewed_game(tmp_path_factory):
+    """A LAN app whose match has game 1 over and reviewed: (address, match id, review)."""
+    app = make_app(tmp_path_factory.mktemp("review") / "companion.sqlite", TRUSTED_HOSTS=LAN_HOST)
+    client = app.test_client()
+    match_id = game_over(client)
+    with app.app_context():
+        store.luck_after(match_id)
+        assert store.review_after(match_id) == 1
+    document = client.get(f"/matches/{match_id}/games/1/review.json").get_json()
+    with serving(app) as port:
+        yield f"http://{LAN_HOST}:{port}/matches/{match_id}/games/1/review", document
+
+
+def better_card(play: dict) -> str | None:
+    """The better card the page names for a play: the hand's best when the play was not."""
+    better = min(play["hand"], key=lambda card: (card["to_game_end"], card["card"]))["card"]
+    named = play["grade"] != "best" and play["loss"] > 0 and better != play["card"]
+    return str(better) if named else None
+
+
+def round_as_reviewed(page, entry: dict, lang: str) -> None:
+    """The round on the screen is ``entry``'s: each play's grade and better card, in view."""
+    expect(page.locator("#review-round h2")).to_have_text(ROUND[lang].format(entry["round"]))
+    plays = page.locator(".review-play")
+    expect(plays).to_have_count(len(entry["plays"]))
+    for index, play in enumerate(entry["plays"]):
+        shown = plays.nth(index)
+        expect(shown).to_have_attribute("data-player", str(play["player_id"]))
+        expect(shown.locator(".card-face").first).to_have_text(str(play["card"]))
+        expect(shown.locator(".grade")).to_have_text(GRADES[lang][play["grade"]])
+        better = shown.locator(".better")
+        if better_card(play) is None:
+            expect(better).to_have_count(0)
+        else:
+            expect(better).to_have_attribute("data-better", better_card(play))
+            expect(better).to_contain_text(better_card(play))
+        assert in_view(shown), (entry["round"], index, shown.bounding_box())
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_every_round_steps_through_with_its_grades_in_view(page, reviewed_game, artifacts, lang):
+    address, document = reviewed_game
+    page.context.set_extra_http_headers({"Accept-Language": lang})
+    page.goto(address)
+    htmx_started(page)
+    for entry in document["rounds"]:
+        round_as_reviewed(page, entry, lang)
+        fits_the_phone(page)
+        if entry["round"] in (1, 5):
+            page.screenshot(path=artifacts / f"review-page-{lang}-{entry['round']}.png")
+        if entry["round"] < 10:
+            with page.expect_response(lambda response: "review?round=" in response.url):
+                if entry["round"] % 2:
+                    page.locator('#review-round a[rel="next"]').click()
+                else:
+                    page.keyboard.press("ArrowRight")  # the arrow keys follow the links
+    assert page.url.endswith("?round=10")  # htmx pushed each round's own address
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#review-round h2")).to_have_text(ROUND[lang].format(9))
+
+
+def test_without_javascript_the_links_step_through(page_nojs, reviewed_game):
+    address, document = reviewed_game
+    page_nojs.goto(address + "?round=9")
+    page_nojs.locator('a[rel="next"]').click()
+    round_as_reviewed(page_nojs, document["rounds"][9], "en")
+
+
+def test_one_player_followed_with_their_hand_in_view(page, reviewed_game, artifacts):
+    address, document = reviewed_game
+    play = document["rounds"][0]["plays"][1]
+    page.goto(f"{address}?player={play['player_id']}")
+    round_as_reviewed(page, {"round": 1, "plays": [play]}, "en")
+    hand = page.locator(".hand li")
+    expect(hand).to_have_count(10)
+    assert in_view(hand.last)
+    fits_the_phone(page)
+    page.screenshot(path=artifacts / "review-page-player.png")
+
+
+def test_the_tv_shows_a_round_as_a_slide(page, reviewed_game, artifacts):
+    address, document = reviewed_game
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{address}?round=6")
+    round_as_reviewed(page, document["rounds"][5], "en")
+    rows, plays = page.locator(".rows-before"), page.locator(".review-plays")
+    assert rows.bounding_box()["x"] < plays.bounding_box()["x"]  # side by side
+    size = page.locator(".review-play .who").first.evaluate("el => getComputedStyle(el).fontSize")
+    assert float(size.removesuffix("px")) >= 20  # read across the room
+    fits_the_phone(page, 1280)
+    page.screenshot(path=artifacts / "review-page-tv.png")
