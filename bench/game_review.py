@@ -3,7 +3,8 @@
 Run: .venv/bin/python -m bench.game_review [--games 5] [--players 4 10] [--cpu-share 0.25]
 (prints figures; not a test). Targets (issue 45): a 10-player game's review in at most
 3 s of CPU on this machine, and at most 15 s at a Raspberry Pi's share of a core (the
-work in a cgroup held to 25 % of one core, as ``bench.push`` holds the server).
+work in a cgroup held to 25 % of one core, as ``bench.push`` holds the server). Without
+``--cpu-share`` it runs at full speed, then at a Pi's share (``PI_SHARE``).
 
 Random games dealt and played by the engine (every too-low card on the advised row) are
 reviewed in a process of their own (in the cgroup with ``--cpu-share``); per player
@@ -27,6 +28,7 @@ from companion import rules
 from companion.rules import review
 
 DECK = 104
+PI_SHARE = 0.25  # a Raspberry Pi's share of one of this machine's cores
 
 
 def dealt_game(rng: random.Random, players: int):
@@ -101,8 +103,10 @@ def main() -> None:
     parser.add_argument("--players", type=int, nargs="+", default=[4, 10])
     parser.add_argument("--cpu-share", type=float, default=None)
     args = parser.parse_args()
-    for players in args.players:
-        run(players, args.games, args.cpu_share)
+    shares = [None, PI_SHARE] if args.cpu_share is None else [args.cpu_share]
+    for share in shares:
+        for players in args.players:
+            run(players, args.games, share)
 
 
 if __name__ == "__main__":

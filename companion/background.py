@@ -69,6 +69,8 @@ LONGEST_WAIT = 60.0
 STEADY = 60.0
 FORKS = sys.platform != "win32"  # Windows spawns it (``start``)
 IN_LINE = store.IN_LINE  # the config's key of the server's InLine (None: not kept)
+# What a look's review did (``Matches.review_rounds``).
+STORED, GAVE_WAY, NONE_LEFT = "stored", "gave way", "none left"
 
 logger = logging.getLogger(__name__)
 
@@ -365,27 +367,51 @@ class Matches:
         so a big import's backlog never holds up a table's luck; when luck is all in line
         and no table has entered anything for a while (``table_quiet``), review one
         finished game (of the matches that moved, else of the history). Each stored game
-        is a change: the next look follows.
+        is a change: the next look follows. The first look asks for the one that starts
+        the reviews (``due``): after a start, an upgrade or an import nothing else may
+        change.
 
         The derived data is in line (``in_line``) after a look that leaves luck and
         statistics in line, and no game of a match that moved waiting for its review
         but for the table's quiet (a history's reviews take hours: they do not count)."""
         if not self.busy:
             time.sleep(SETTLE)
-        self.busy = False
+        self.busy, self.again_at = False, None  # this look is the one asked for
         for match_id in self.moved(ids):
             if not self.watches:
                 return
             self.figure(match_id)
         if self.reviewing and not self.busy and self.table_quiet():
-            if self.to_review:
-                self.review(min(self.to_review))
-            else:
-                self.review_history()
+            self.review_next()
+        elif not self.reviewing:
+            self.again_at = time.monotonic()
         waiting_for_quiet = self.again_at is not None
         if self.in_line and not self.busy and (not self.to_review or waiting_for_quiet):
             self.in_line.mark()
         self.reviewing = True
+
+    def review_next(self) -> None:
+        """Review a finished game: of the matches that moved, the lowest id first, else
+        of the history. A match with nothing left to review (its last review stored at
+        the look before, or none finished) is passed and the next tried in the same look:
+        a look that stores nothing is followed by no other, and a finished game would
+        wait for a table's entry."""
+        passed: set[int] = set()
+        while (match_id := self.next_to_review(passed)) is not None:
+            if self.review(match_id):
+                return
+            passed.add(match_id)
+
+    def next_to_review(self, passed: set[int]) -> int | None:
+        """The next match to review a game of, not one of ``passed``: the lowest that
+        moved, else the history's newest unreviewed game's (``review_history``)."""
+        moved = self.to_review - passed
+        if moved:
+            return min(moved)
+        try:
+            return store.history_to_review(self.unreviewable | passed)
+        finally:
+            db.session.remove()
 
     def moved(self, ids: Iterable[int] | None) -> list[int]:
         """The matches (of ``ids``, or all) whose version is not the one last seen."""
@@ -417,41 +443,36 @@ class Matches:
         if self.reviewing:
             self.to_review.add(match_id)
 
-    def review_history(self) -> None:
-        """Review a game of the history when nothing else waits: the newest without one.
-        Its write is a change, so the next look comes and takes the next."""
-        try:
-            match_id = store.history_to_review(self.unreviewable)
-        finally:
-            db.session.remove()
-        if match_id is not None:
-            self.to_review.add(match_id)
-            self.review(match_id)
-
-    def review(self, match_id: int) -> None:
+    def review(self, match_id: int) -> bool:
         """Review a finished game of a match (seconds of CPU) a round at a time, and
         between two rounds give way to luck: when a match moved (a table's round came),
         stop there, keep what is figured, and go on at a later look. The match stays on
-        the list while it has more games to review."""
+        the list while it has more games to review. Whether a game was figured (its
+        write, or the match that moved, brings the next look); False when the match had
+        none to review, or its review failed (logged, and the match left until it moves
+        again: not from the history)."""
+        self.to_review.add(match_id)
         try:
-            finished = self.review_rounds(match_id)
-            more = not finished or store.reviews_left(match_id) > 0
+            done = self.review_rounds(match_id)
+            more = done == GAVE_WAY or store.reviews_left(match_id) > 0
         except Exception:
             logger.exception("reviewing a game of match %d failed", match_id)
             db.session.rollback()
             self.unreviewable.add(match_id)
-            self.work, more = None, False
+            self.work, done, more = None, NONE_LEFT, False
         finally:
             db.session.remove()
         if more:
             self.busy = True
         else:
             self.to_review.discard(match_id)
+        return done != NONE_LEFT
 
-    def review_rounds(self, match_id: int) -> bool:
+    def review_rounds(self, match_id: int) -> str:
         """Figure the match's game under review round by round (its newest unreviewed
-        one, taken up when none is); True once stored (or none was left), False when it
-        gave way to a match that moved."""
+        one, taken up when none is): ``STORED`` once figured and stored (or refused: the
+        write that changed its game brings a look), ``GAVE_WAY`` to a match that moved,
+        ``NONE_LEFT`` when no game of the match was left to review."""
         if self.work is None or self.work.match_id != match_id:
             self.work = next(
                 (
@@ -461,13 +482,12 @@ class Matches:
                 ),
                 None,
             )
-        while self.work is not None:
-            plays = next(self.work.rounds, None)
-            if plays is None:
-                work, self.work = self.work, None
-                store.finish_review(work)
-                return True
+        if self.work is None:
+            return NONE_LEFT
+        while (plays := next(self.work.rounds, None)) is not None:
             self.work.done.append(plays)
             if self.moved(None):
-                return False
-        return True
+                return GAVE_WAY
+        work, self.work = self.work, None
+        store.finish_review(work)
+        return STORED

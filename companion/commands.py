@@ -1,4 +1,5 @@
-"""Command-line tasks: ``flask --app companion rebuild`` (the backup's: ``companion.backup``)."""
+"""Command-line tasks: ``flask --app companion rebuild`` and ``version`` (the backup's:
+``companion.backup``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from flask.cli import with_appcontext
 from companion.derived import rebuild
 from companion.derived.game_review import finished_games
 from companion.store import rebuild_all_luck, rebuild_all_reviews, rebuild_matches
+from companion.web import site
 
 
 @click.command("rebuild")
@@ -61,6 +63,15 @@ def rebuild_command(check: bool) -> None:
         raise SystemExit(1)
 
 
+# flask --version is Flask's own, answered before the app is loaded: it cannot name ours.
+@click.command("version")
+def version_command() -> None:
+    """Show the companion's version (CHANGELOG.md says what each one changed)."""
+    click.echo(f"6 nimmt! companion {site.version()}")
+
+
 def init_app(app: Flask) -> None:
-    """Attach ``rebuild`` to the app's command line (the backup's commands are its own)."""
+    """Attach ``rebuild`` and ``version`` to the app's command line (the backup's commands
+    are its own)."""
     app.cli.add_command(rebuild_command)
+    app.cli.add_command(version_command)

@@ -5,6 +5,8 @@ from flask import current_app
 
 from alembic import context
 
+from companion.storage import keys_kept_while_migrating
+
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
 config = context.config
@@ -93,7 +95,8 @@ def run_migrations_online():
 
     connectable = get_engine()
 
-    with connectable.connect() as connection:
+    # SQLite: foreign keys off while batch mode copies tables (see there), checked after.
+    with connectable.connect() as connection, keys_kept_while_migrating(connection):
         context.configure(
             connection=connection,
             target_metadata=get_metadata(),

@@ -198,3 +198,30 @@ def type_scores(page, match_url: str, number: int, bulls: dict[int, int]) -> Non
         form[f"score-{pid}"] = str(count)
     response = page.request.post(f"{match_url}/scores", form=form, max_redirects=0)
     assert response.status == 303, response.text()
+
+
+class LanRequests:
+    """A page's plain requests to a home network's name (``lan_server``): Chromium maps the
+    name to loopback, Playwright's own requests cannot, so they go to loopback and carry
+    the name as their Host."""
+
+    def __init__(self, page, lan_server: str):
+        self.request, self.host = page.request, lan_server.split("//", 1)[1]
+
+    def __getattr__(self, method: str):
+        def send(url: str, **options):
+            headers = {**options.pop("headers", {}), "Host": self.host}
+            url = url.replace(self.host, "127.0.0.1:" + self.host.rsplit(":", 1)[1], 1)
+            return getattr(self.request, method)(url, headers=headers, **options)
+
+        return send
+
+
+class AtTheLan:
+    """The page, its plain requests sent as ``LanRequests``: what browsing's helpers take."""
+
+    def __init__(self, page, lan_server: str):
+        self.page, self.request = page, LanRequests(page, lan_server)
+
+    def __getattr__(self, name: str):
+        return getattr(self.page, name)

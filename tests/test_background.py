@@ -606,3 +606,83 @@ def test_a_look_that_leaves_luck_and_statistics_in_line_marks_the_moment(app, cl
         background.Matches(db.engine, os.getppid(), quiet=0, in_line=in_line).refresh()
     assert luck_rows(app, match_id) == 3
     assert in_line.seconds_ago() < 60
+
+
+# ---------------------------------------------------------------------------
+# Issue 56: every finished game is reviewed once the background is idle, with no other
+# write to wake it (after an upgrade that dropped the reviews, an import, a start)
+
+
+def versions() -> tuple:
+    """What the follower sees move: every match and its version."""
+    found = tuple(db.session.execute(select(Match.id, Match.version).order_by(Match.id)).all())
+    db.session.rollback()
+    return found
+
+
+def follow_until_still(matches: background.Matches, looks: int = 60) -> None:
+    """The follower's rule without its clock: a look whenever a match moved (or one came)
+    or the process asks for one (``due``), until neither; a process that never comes to
+    rest fails."""
+    seen = None
+    for _ in range(looks):
+        now = versions()
+        if now == seen and not matches.due:
+            return
+        seen = now
+        matches.refresh()
+    raise AssertionError("the background never came to rest")
+
+
+def unreviewed() -> list[tuple[int, int]]:
+    """Every finished card game with no review kept: (match, game number)."""
+    has_review = select(ReviewCard.game_id).distinct()
+    query = (
+        select(Game.match_id, Game.number)
+        .where(Game.id.in_(select(GameResult.game_id)), Game.id.not_in(has_review))
+        .order_by(Game.id)
+    )
+    return [tuple(row) for row in db.session.execute(query)]
+
+
+def test_after_an_upgrade_every_finished_game_is_reviewed_with_no_other_write(
+    app, client, monkeypatch
+):
+    """Issue 56: an upgrade dropped the kept reviews of a history (three matches, seven
+    games). Once a match's last review was stored, the next look found nothing to do in
+    it, stored nothing, and no look came again: the rest waited for a table's entry. The
+    background now reviews them all, with nothing else written."""
+    monkeypatch.setattr(background, "SETTLE", 0)
+    ids = add_players(client, "Anna", "Ben")
+    for games in (3, 2, 2):
+        history = start_match(client, ids, end_kind="games", end_value=games)
+        for number in range(games):
+            play_game(client, history, ids, random.Random(50 + number))
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
+        follow_until_still(matches)  # as the version before ran it
+        assert unreviewed() == []
+        with store.writing():
+            game_review.forget(list(db.session.scalars(select(Game.id))))  # the upgrade's
+        assert len(unreviewed()) == 7
+        follow_until_still(background.Matches(db.engine, os.getppid(), quiet=0))  # a start
+        assert unreviewed() == []
+
+
+def test_after_an_import_of_matches_with_no_games_a_finished_game_is_reviewed(
+    app, client, monkeypatch
+):
+    """Issue 56: matches that came with no games (an import's) are looked at first and
+    have nothing to review: the look went no further, and the finished game after them
+    waited for some other write."""
+    monkeypatch.setattr(background, "SETTLE", 0)
+    ids = add_players(client, "Anna", "Ben")
+    with app.app_context():
+        matches = background.Matches(db.engine, os.getppid(), quiet=0)
+        follow_until_still(matches)  # the server runs, nothing to do
+        for _ in range(2):
+            start_match(client, ids)  # no games
+        finished = start_match(client, ids, end_kind="games", end_value=1)
+        play_game(client, finished, ids, random.Random(60))
+        follow_until_still(matches)
+        assert unreviewed() == []

@@ -26,7 +26,7 @@ from companion.models import Game, GameResult, Match
 from companion.rules import review
 from companion.state import PlayedGame, played_game
 
-# A play graded best or good has a loss under this many bulls (or within the noise):
+# A play graded best or good cost under this many bulls, card and row (or within the noise):
 # ``review.GRADES``'s good grades come first, the worse after them.
 GOOD_BELOW = max(bound for name, bound in review.GRADES if name in review.GOOD_GRADES)
 
@@ -40,6 +40,7 @@ COLUMNS = (
     ReviewCard.noise,
     *ROW_COLUMNS,
     ReviewCard.row_loss,
+    ReviewCard.row_noise,
 )
 
 
@@ -100,12 +101,14 @@ def rows_from(
 
 def rows_of(play: review.PlayReview | None) -> dict:
     """The columns of a too-low card's rows, on the row of the card played (else None,
-    and a row loss of 0)."""
+    and a row loss and its noise of 0)."""
     figures = play.rows if play is not None else ()
     by_row = {column.key: None for column in ROW_COLUMNS}
     for column, row in zip(ROW_COLUMNS, figures, strict=False):
         by_row[column.key] = row.to_game_end
-    return {**by_row, "row_loss": play.row_loss if play is not None else 0.0}
+    if play is None:
+        return {**by_row, "row_loss": 0.0, "row_noise": 0.0}
+    return {**by_row, "row_loss": play.row_loss, "row_noise": play.row_noise}
 
 
 def put(rows: Sequence[dict]) -> None:
@@ -228,14 +231,14 @@ def play_of(player: int, card: int, found: Sequence, row: int = 0) -> review.Pla
     hand = tuple(review.CardFigures(kept[2], kept[3], kept[4]) for kept in found)
     ends = [figures.to_game_end for figures in hand]
     loss = max(0.0, ends[0] - min(ends))
-    noise = found[0][5]
+    noise, row_noise = found[0][5], found[0][11]
     rows = tuple(
         review.RowFigures(number, figure)
         for number, figure in enumerate(found[0][6:10], 1)
         if figure is not None
     )
-    grade = review.grade(loss, noise)
-    return review.PlayReview(player, card, loss, grade, noise, hand, rows, row if rows else 0)
+    chosen = row if rows else 0
+    return review.PlayReview(player, card, loss, noise, hand, rows, chosen, row_noise)
 
 
 def kept_play(game_id: int, round_number: int, player_id: int) -> review.PlayReview | None:
@@ -259,13 +262,17 @@ def kept_play(game_id: int, round_number: int, player_id: int) -> review.PlayRev
 def play_losses(*where) -> Select:
     """Each kept play's (match, game, round, player, loss, row loss, best, good) in SQL,
     as ``play_of`` makes them from the rows: the card played's ``to_game_end`` less the
-    hand's lowest; a too-low card's row loss (else 0); ``best`` 1 when the loss is
-    within the noise (``review.grade``), ``good`` 1 when graded best or good. For the
-    household's sums over many games, which reading each game's review (``read``, a
-    replay each) would make slow."""
+    hand's lowest; a too-low card's row loss (else 0); ``best`` 1 when the whole
+    choice's cost (the two losses) is within the noise (``review.PlayReview.grade``:
+    squared here, the two noises' squares added), ``good`` 1 when graded best or good.
+    For the household's sums over many games, which reading each game's review
+    (``read``, a replay each) would make slow."""
     card = ReviewCard
     loss = func.max(case((card.played, card.to_game_end))) - func.min(card.to_game_end)
-    best = or_(loss <= review.NOISE_WIDTH * func.max(card.noise), loss == 0)
+    cost = loss + func.max(card.row_loss)
+    noise, row_noise = func.max(card.noise), func.max(card.row_noise)
+    within = cost * cost <= review.NOISE_WIDTH**2 * (noise * noise + row_noise * row_noise)
+    best = or_(within, cost == 0)
     # Grouped in the order of the rows' unique key, the match a play's alone: SQLite walks
     # that index instead of sorting every row (a third less CPU over 3 million rows).
     return (
@@ -277,7 +284,7 @@ def play_losses(*where) -> Select:
             loss.label("loss"),
             func.max(card.row_loss).label("row_loss"),
             case((best, 1), else_=0).label("best"),
-            case((or_(best, loss < GOOD_BELOW), 1), else_=0).label("good"),
+            case((or_(best, cost < GOOD_BELOW), 1), else_=0).label("good"),
         )
         .where(*where)
         .group_by(card.game_id, card.round_number, card.player_id)

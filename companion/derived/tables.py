@@ -212,9 +212,10 @@ class ReviewCard(db.Model):
     round and to the game's end. ``played``: the card the player chose; ``noise``: the
     sampling noise of the play's loss (one standard error, the same on each card of the
     play). A too-low card played (on its row alone): ``row_1`` to ``row_4``, the bulls to
-    the game's end had it taken each row, and ``row_loss``, the row chosen's less the
-    best's (else None, and 0). Figured by the server's background process after the
-    game's end (``companion.derived.game_review``)."""
+    the game's end had it taken each row, ``row_loss``, the row chosen's less the
+    best's, and ``row_noise``, that loss's sampling noise (else None, 0 and 0). Figured
+    by the server's background process after the game's end
+    (``companion.derived.game_review``)."""
 
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("game.id", ondelete="CASCADE"))
@@ -231,6 +232,7 @@ class ReviewCard(db.Model):
     row_3: Mapped[float | None]
     row_4: Mapped[float | None]
     row_loss: Mapped[float] = mapped_column(default=0.0, server_default="0")
+    row_noise: Mapped[float] = mapped_column(default=0.0, server_default="0")
 
     __table_args__ = (
         UniqueConstraint(

@@ -62,6 +62,16 @@ class Year:
             query = query.where(model.player_id == self.player_id)
         return query
 
+    def beside(self) -> tuple[int | None, int | None]:
+        """The nearest years before and after this one with a match (the player's), the
+        only ones the page links to; None where there is none."""
+        stat, player = PlayerMatchStat, self.player_id
+        mine = () if player is None else (stat.player_id == player,)
+        before = select(func.max(stat.played_at)).where(stat.played_at < self.since, *mine)
+        after = select(func.min(stat.played_at)).where(stat.played_at >= self.until, *mine)
+        moments = [db.session.scalar(query) for query in (before, after)]
+        return tuple(local(moment).year if moment else None for moment in moments)
+
     def stamp(self) -> tuple:
         """What the year's review is made of: the match rows up to the year's end (the
         ratings before it too; rows are replaced, never updated, ids never reused) and
@@ -333,5 +343,5 @@ def show(year: str):
         worst_url=round_url(*review.worst_round[2:]) if review.worst_round else None,
         **luck_context(year, player_id),
         **choices_context(year, player_id),
-        this_year=local(utcnow()).year,
+        years_beside=Year(year, player_id).beside(),
     ), 422 if errors else 200

@@ -20,7 +20,7 @@ from companion.play.review_report import game_end_review
 from companion.state import MatchState, PlayedGame
 from companion.web import present
 from companion.web.access import PLAYER, access, me, sent
-from companion.web.chart import Chart, bars, line_chart
+from companion.web.chart import LABEL_SIZE, Chart, bars, line_chart
 
 
 def match_view(state: MatchState, view: str = "match") -> dict:
@@ -33,6 +33,7 @@ def match_view(state: MatchState, view: str = "match") -> dict:
     game = current or (state.games[-1] if state.games else None)
     # When the match and its games were played: shown between games and at its end.
     times = match_times([state.match.id])[state.match.id] if finished and not current else None
+    opening = view == "table" and rematch_opening(state)
     return {
         **entry_view(state),
         "view": view,
@@ -53,29 +54,53 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "times": times,
         **(standings_view(state) if view == "table" and finished and not current else {}),
         "correctable": correctable(state),
-        "rematch_begun": view == "table" and rematch_begun(state.match),
-        # Before the first game the TV shows phones how to join, from across the room.
-        "join": table_join(state.match) if view == "table" and not state.games else None,
+        "rematch_begun": state.over and rematch_begun(state.match),
+        # Before the first game the TV shows phones how to join, from across the room;
+        # so does a TV that followed a rematch, for a phone that left.
+        "join": table_join(state.match)
+        if view == "table" and (not state.games or opening)
+        else None,
+        "rematch_opening": opening,
     }
 
 
 def rematch_begun(match: Match) -> bool:
-    """Whether the match's rematch has its first game: the TV, which keeps the finished
-    match's result until then, follows it (the store raises this match's versions)."""
+    """Whether the match's rematch has its first game: the TV and the phones, which keep
+    the finished match's result until then, follow it (the store raises this match's
+    versions)."""
     if match.rematch_id is None:
         return False
     first = select(Game.id).where(Game.match_id == match.rematch_id).limit(1)
     return db.session.scalar(first) is not None
 
 
+def rematch_opening(state: MatchState) -> bool:
+    """Whether the match is a rematch in its first game, no round placed yet: the TV that
+    followed it says so, with the code for a phone that left, until that round's place."""
+    current = state.current
+    if len(state.games) != 1 or current is None or current.rounds_played:
+        return False
+    origin = select(Match.id).where(Match.rematch_id == state.match.id).limit(1)
+    return db.session.scalar(origin) is not None
+
+
 def correctable(state: MatchState) -> list[tuple[int, int]]:
     """The games whose rounds the match page offers to correct, as (game, rounds
     placed): the game being played and the last finished one, cards games with a placed
-    round (a round waiting for its row choice is not placed yet)."""
+    round (a round waiting for its row choice is not placed yet). A finished game
+    before the last is read from its stored results, without its table: all its
+    rounds are placed."""
     last = state.finished_games[-1] if state.finished_games else None
-    games = [game for game in (state.current, last) if game is not None and game.table]
-    placed = [(game.number, game.rounds_played - (game.pending is not None)) for game in games]
+    games = [game for game in (state.current, last) if game and game.game.mode == "cards"]
+    placed = [(game.number, rounds_placed(game)) for game in games]
     return [(number, rounds) for number, rounds in placed if rounds > 0]
+
+
+def rounds_placed(game: PlayedGame) -> int:
+    """How many of the game's rounds are placed (not one waiting for its row choice)."""
+    if game.table is None:
+        return rules.HAND_SIZE if game.finished else 0
+    return game.rounds_played - (game.pending is not None)
 
 
 def standings_view(state: MatchState) -> dict:
@@ -83,15 +108,20 @@ def standings_view(state: MatchState) -> dict:
     marked and, once the match is over, the chart of the totals game by game."""
     return {
         "bars": bars(state.running.totals, limit_of(state)),
-        "chart": totals_chart(state) if state.over else None,
+        "chart": totals_chart(state, TV_LABEL_SIZE) if state.over else None,
     }
 
 
-def totals_chart(state: MatchState) -> Chart:
-    """The chart of each player's total after each complete game."""
+TV_LABEL_SIZE = 17  # the TV chart's names (tv.css .chart .label), read from the sofa
+
+
+def totals_chart(state: MatchState, label_size: float = LABEL_SIZE) -> Chart:
+    """The chart of each player's total after each complete game, its names at
+    ``label_size`` (the TV's are larger)."""
     history = state.running_totals()
     series = [[totals[player_id] for totals in history] for player_id in state.player_ids]
-    return line_chart([player.name for player in state.players], series, limit_of(state))
+    names = [player.name for player in state.players]
+    return line_chart(names, series, limit_of(state), label_size)
 
 
 def limit_of(state: MatchState) -> int | None:

@@ -67,13 +67,15 @@ def review_document(game: int, reviewed: game_review.Reviewed) -> dict:
 
 
 def play_entry(play: review.PlayReview) -> dict:
-    """One play: the card, its loss, grade and noise, and every card of the hand."""
+    """One play: the card, its loss and noise, what the whole choice cost (card and row)
+    and its grade, and every card of the hand."""
     return {
         "player_id": play.player,
         "card": play.card,
         "loss": play.loss,
-        "grade": play.grade,
         "noise": play.noise,
+        "cost": play.cost,
+        "grade": play.grade,
         "hand": [
             {"card": card.card, "this_round": card.this_round, "to_game_end": card.to_game_end}
             for card in play.hand
@@ -83,13 +85,15 @@ def play_entry(play: review.PlayReview) -> dict:
 
 
 def too_low_entry(play: review.PlayReview) -> dict:
-    """A too-low card's row: the row chosen, its loss against the best row, and each of
-    the four rows counted to the game's end (nothing for another card)."""
+    """A too-low card's row: the row chosen, its loss against the best row and that
+    loss's noise, and each of the four rows counted to the game's end (nothing for
+    another card)."""
     if not play.rows:
         return {}
     return {
         "row": play.row,
         "row_loss": play.row_loss,
+        "row_noise": play.row_noise,
         "rows": [{"row": row.row, "to_game_end": row.to_game_end} for row in play.rows],
     }
 
@@ -138,7 +142,9 @@ def review_lines(state: MatchState, game: PlayedGame) -> list[ReviewLine] | None
     costly: dict[int, list[Costly]] = {}
     for number, plays in enumerate(reviewed.rounds, 1):
         for play in plays:
-            if play.loss > 0 and play.grade != review.BEST:
+            if play.grade == review.BEST:  # the whole choice within the noise: no cost
+                continue
+            if review.grade(play.loss, play.noise) != review.BEST:  # the card, past its noise
                 entry = Costly(number, play.card, play.better.card, play.loss, rows[number - 1])
                 costly.setdefault(play.player, []).append(entry)
             if play.row_loss >= ROW_LOSS_SHOWN:

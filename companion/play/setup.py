@@ -148,11 +148,13 @@ def new_match_form(
     ``added``: the player just added (said, and the name field ready for the next)."""
     form = request.form if form is None else form
     end, end_errors = read_end(form)
+    seats = seated(form) if seats is None else seats
     return render(
         "matches/new.html",
         "content",
-        players=active_players(),
-        seats=seated(form) if seats is None else seats,
+        # The seated in seat order (seat 3 before seat 4), then the others by name.
+        players=[*seats, *(player for player in active_players() if player not in seats)],
+        seats=seats,
         form=form,
         errors=errors,
         added=added,
@@ -236,17 +238,19 @@ def change_text(match_id: int, name: str):
 
 
 def rematch(match_id: int):
-    """Start a new match with the same seats and house rules, in one tap; a match that
-    has its rematch already leads to it. A player link only, as for every write (else it
-    would hand a stranger the rematch's player link), and only once the match is over."""
+    """Start a new match with the same seats, house rules and texts (its note: the same
+    evening, "Oma's 80th"), in one tap; a match that has its rematch already leads to it.
+    A player link only, as for every write (else it would hand a stranger the rematch's
+    player link), and only once the match is over."""
     old = db.get_or_404(Match, match_id)
     require_player(old)
     if old.rematch_id is None and not current_state(match_id).over:
         return render("matches/rematch_refused.html", match=old), 409
     rules_, seats = (old.end_kind, old.end_value, old.pro), [seat.player_id for seat in old.seats]
+    texts = {name: getattr(old, name) for name in MATCH_TEXTS}
 
     def make() -> Match:
-        match = Match(end_kind=rules_[0], end_value=rules_[1], pro=rules_[2])
+        match = Match(end_kind=rules_[0], end_value=rules_[1], pro=rules_[2], **texts)
         match.seats = [Seat(player_id=pid, position=index) for index, pid in enumerate(seats, 1)]
         return match
 

@@ -53,8 +53,8 @@ class Standing(NamedTuple):
     totals: dict[Player, int]
     games_played: int
     over: bool
-    winners: tuple[Player, ...]
-    leaders: tuple[Player, ...]
+    winners: tuple[Player, ...]  # the fewest bulls once it is over; a tie shares the win
+    leaders: tuple[Player, ...]  # the one with the fewest bulls; none on a tie (``leader``)
 
 
 def match_totals(players: Iterable[Player], games: Iterable[Mapping[Player, int]]) -> dict:
@@ -74,6 +74,13 @@ def lowest(totals: Mapping[Player, int]) -> tuple[Player, ...]:
     return tuple(player for player, total in totals.items() if total == best)
 
 
+def leader(totals: Mapping[Player, int]) -> tuple[Player, ...]:
+    """Return the one player with the fewest bulls, or none when two or more share the
+    fewest (everyone equal included): nobody leads a tie (issue 57)."""
+    fewest = lowest(totals)
+    return fewest if len(fewest) == 1 else ()
+
+
 def standing(
     players: Sequence[Player],
     games: Sequence[Mapping[Player, int]],
@@ -82,8 +89,7 @@ def standing(
     """Score a match from its complete games' bulls per player."""
     totals = match_totals(players, games)
     over = end.is_met(totals, len(games))
-    leaders = lowest(totals)
-    return Standing(totals, len(games), over, leaders if over else (), leaders)
+    return Standing(totals, len(games), over, lowest(totals) if over else (), leader(totals))
 
 
 class Running(NamedTuple):
@@ -93,7 +99,7 @@ class Running(NamedTuple):
     """
 
     totals: dict[Player, int]
-    leaders: tuple[Player, ...]  # none while everyone has the same total
+    leaders: tuple[Player, ...]  # the one with the fewest bulls; none on a tie (``leader``)
     to_limit: dict[Player, int] | None  # bulls left before the limit; None for a games count
     ranking: tuple[Player, ...]  # fewest bulls first; equal totals keep their seats
 
@@ -106,7 +112,7 @@ def running(
 ) -> Running:
     """Score a match from its complete games and the bulls taken so far in the open one."""
     totals = match_totals(players, [*games, current])
-    leaders = lowest(totals) if len(set(totals.values())) > 1 else ()
+    leaders = leader(totals)
     to_limit = (
         None
         if end.kind == GAMES

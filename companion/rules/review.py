@@ -12,22 +12,26 @@ For every play, each card the player still held gets:
   (the others' cards drawn from what the player could not see, as ``luck`` draws them,
   with the same seed: for the card played it is luck's ``expected``);
 - ``to_game_end``: the bulls the player was expected to take from this round to the
-  game's end had it been played: the rest of the game played out ``SAMPLES`` times, the
-  others' hands drawn from what the player could not see, the player's own later cards
-  those they held, everyone playing their cards in a random order and every too-low card
-  taking the row ``suggest_row`` advises (a plain Monte Carlo); the same draws for every
-  card of the hand, so the comparison is fair.
+  game's end had it been played: ``this_round``, counted as above, and the later rounds'
+  bulls, the rest of the game played out ``SAMPLES`` times, the others' hands drawn from
+  what the player could not see, the player's own later cards those they held, everyone
+  playing their cards in a random order and every too-low card taking the row
+  ``suggest_row`` advises (a plain Monte Carlo); the same draws for every card of the
+  hand, so the comparison is fair. In round 10 nothing is left to sample: it is
+  ``this_round`` exactly, and it is never less than ``this_round``.
 
-``loss`` is the card played's ``to_game_end`` less the hand's lowest, and the play's
-grade comes from it (``GRADES``), "best" while the loss is within the sampling noise
-(``NOISE_WIDTH`` standard errors of the difference between the card played and the
-hand's best, draw for draw: about 0.4 bulls with ``SAMPLES`` playouts).
+``loss`` is the card played's ``to_game_end`` less the hand's lowest, with its sampling
+noise (one standard error of the difference between the card played and the hand's
+best, draw for draw: about 0.4 bulls with ``SAMPLES`` playouts, none in round 10).
 
 A too-low card's row is weighed too (``row_choices``): with the round's cards as they
 were (the player saw them when choosing), each of the four rows taken, then the later
 rounds played out as above from the rows it leaves, the same draws for every row. Its
-``row_loss`` is the row chosen's figure less the best row's, and part of the choices'
-cost (the grade weighs the card alone).
+``row_loss`` is the row chosen's figure less the best row's, with its noise.
+
+The play's grade weighs what its player chose, card and row together: its ``cost`` (the
+loss and the row loss) by ``GRADES``, "best" while it is within ``NOISE_WIDTH`` standard
+errors (the two noises together: their draws are apart).
 
 A player's game is then: bulls taken = what the deal made likely + the choices' cost -
 luck, where what the deal made likely is the bulls expected to the game's end from the
@@ -40,6 +44,7 @@ is not ``luck``'s figure, which weighs each round's card alone.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from math import hypot
 from typing import NamedTuple
 
 import numpy as np
@@ -76,19 +81,29 @@ class RowFigures(NamedTuple):
 
 class PlayReview(NamedTuple):
     """A play weighed against the rest of the hand: its loss in bulls to the game's end
-    against the hand's best card, its grade, the sampling noise of that loss (one
-    standard error), and every card of the hand (the card played among them). A too-low
-    card's ``rows``: each of the four rows it could take (else empty), ``row`` the one
-    chosen."""
+    against the hand's best card, the sampling noise of that loss (one standard error),
+    and every card of the hand (the card played among them). A too-low card's ``rows``:
+    each of the four rows it could take (else empty), ``row`` the one chosen, and
+    ``row_noise`` the noise of its row loss."""
 
     player: Player
     card: int
     loss: float
-    grade: str
     noise: float
     hand: tuple[CardFigures, ...]
     rows: tuple[RowFigures, ...] = ()
     row: int = 0
+    row_noise: float = 0.0
+
+    @property
+    def cost(self) -> float:
+        """What the whole choice cost, card and row: the loss and the row loss."""
+        return self.loss + self.row_loss
+
+    @property
+    def grade(self) -> str:
+        """The grade of the whole choice (``grade``): its cost, within the two noises."""
+        return grade(self.cost, hypot(self.noise, self.row_noise))
 
     @property
     def row_loss(self) -> float:
@@ -150,36 +165,54 @@ def review_rounds(
     seen = list(starting)
     held = hands(rounds)
     for number, result in enumerate(rounds, 1):
-        plays = []
-        for step in result.steps:
-            hand = held[step.player][number - 1 :]
-            hidden = unseen(deck, seen + hand)
-            key = (*seed, number, step.player)
-            play = review_play(rows, hidden, hand, len(result.steps) - 1, key, step)
-            if step.action == TOO_LOW:
-                later = unseen(deck, seen + [other.card for other in result.steps] + hand)
-                choices = row_choices(rows, result, step, later, hand[1:], key)
-                play = play._replace(rows=choices, row=step.row)
-            plays.append(play)
-        yield plays
+        yield [
+            review_step(
+                rows,
+                result,
+                step,
+                seen,
+                held[step.player][number - 1 :],
+                deck,
+                (*seed, number, step.player),
+            )
+            for step in result.steps
+        ]
         seen += [step.card for step in result.steps]
         rows = result.rows
 
 
+def review_step(
+    rows: Rows, result: RoundResult, step: Step, seen: list[int], hand: list[int], deck: int, key
+) -> PlayReview:
+    """One play of a placed round, its row too when it was too low: ``seen``, the cards
+    seen before the round; ``hand``, the player's cards from it on."""
+    play = review_play(rows, unseen(deck, seen + hand), hand, len(result.steps) - 1, key, step)
+    if step.action != TOO_LOW:
+        return play
+    later = unseen(deck, seen + [other.card for other in result.steps] + hand)
+    choices, noise = row_choices(rows, result, step, later, hand[1:], key)
+    return play._replace(rows=choices, row=step.row, row_noise=noise)
+
+
 def review_play(rows: Rows, hidden: np.ndarray, hand: list[int], others: int, key, step):
-    """One play: every card of the hand figured this round and to the game's end."""
-    this_round = expected_this_round(rows, hidden, hand, others, key)
-    taken = playouts(rows, hidden, hand, others, np.random.default_rng([7, *key]))
-    to_end = taken.mean(axis=1)
+    """One play: every card of the hand figured this round (exactly, as luck does) and to
+    the game's end (this round's figure and the later rounds' playouts), and the card
+    played's loss with its noise: the later rounds' and, when luck drew this round's
+    sets rather than count them all, this round's."""
+    this_round, sets, drawn = expected_this_round(rows, hidden, hand, others, key, each=True)
+    later = later_rounds(rows, hidden, hand, others, np.random.default_rng([7, *key]))
+    to_end = this_round + later.mean(axis=1)
     played = hand.index(step.card)
     best = int(np.argmin(to_end))
     loss = max(0.0, float(to_end[played] - to_end[best]))
-    noise = float((taken[played] - taken[best]).std() / np.sqrt(taken.shape[1]))
+    variance = (later[played] - later[best]).var() / later.shape[1]
+    if drawn:
+        variance += (sets[played] - sets[best]).var() / sets.shape[1]
     figures = tuple(
         CardFigures(card, float(this_round[index]), float(to_end[index]))
         for index, card in enumerate(hand)
     )
-    return PlayReview(step.player, step.card, loss, grade(loss, noise), noise, figures)
+    return PlayReview(step.player, step.card, loss, float(np.sqrt(variance)), figures)
 
 
 def grade(loss: float, noise: float) -> str:
@@ -190,16 +223,19 @@ def grade(loss: float, noise: float) -> str:
 
 
 def expected_this_round(
-    rows: Rows, hidden: np.ndarray, hand: list[int], others: int, key
-) -> np.ndarray:
+    rows: Rows, hidden: np.ndarray, hand: list[int], others: int, key, each: bool = False
+):
     """Each card of the hand's bulls expected this round: luck's sets of the others'
     cards (the same draws as ``luck.round_odds`` for this player), each card placed
-    among every set."""
-    sets, _samples = others_sets(hidden[None, :], others, [key])
+    among every set. ``each``: with the bulls of every card in every set (a line per
+    card) and whether the sets were drawn (else every set was counted)."""
+    sets, samples = others_sets(hidden[None, :], others, [key])
     lines = sets.shape[1]
     own = np.repeat(np.asarray(hand, dtype=np.int16), lines)
     _took, taken = own_fates(rows, np.tile(sets, (1, len(hand))), own)
-    return taken.reshape(len(hand), lines).mean(axis=1)
+    taken = taken.reshape(len(hand), lines)
+    expected = taken.mean(axis=1)
+    return (expected, taken, samples > 0) if each else expected
 
 
 def row_choices(
@@ -208,9 +244,11 @@ def row_choices(
     """A too-low card on each of the four rows: the bulls of the row taken now, and the
     bulls expected in the later rounds from the rows it leaves (``future``: the others'
     hands drawn from ``hidden``, what the player could not see after this round; the
-    player's ``later`` cards). The same draws for every row, so the comparison is fair."""
+    player's ``later`` cards). The same draws for every row, so the comparison is fair.
+    With the noise of the row chosen's loss against the best row (one standard error,
+    draw for draw; 0 when no round comes after)."""
     others = len(result.steps) - 1
-    choices = []
+    choices, afters = [], []
     for row in range(1, len(rows) + 1):
         table = Table(rows)
         table.start_round([(other.player, other.card) for other in result.steps])
@@ -218,9 +256,12 @@ def row_choices(
         placed = table.round_result()
         now = sum(taken.bulls for taken in placed.steps if taken.player == step.player)
         generator = np.random.default_rng([8, *key])
-        after = future(placed.rows, hidden, later, others, generator).mean() if later else 0.0
-        choices.append(RowFigures(row, now + float(after)))
-    return tuple(choices)
+        after = future(placed.rows, hidden, later, others, generator) if later else np.zeros(1)
+        choices.append(RowFigures(row, now + float(after.mean())))
+        afters.append(after)
+    best = min(choices, key=lambda figures: (figures.to_game_end, figures.row)).row
+    difference = afters[step.row - 1] - afters[best - 1]
+    return tuple(choices), float(difference.std() / np.sqrt(len(difference)))
 
 
 def future(
@@ -234,23 +275,29 @@ def future(
     return played_out(rows, their, np.asarray(hand, dtype=np.int16)[rank])
 
 
-def playouts(
+def later_rounds(
     rows: Rows, hidden: np.ndarray, hand: list[int], others: int, generator: np.random.Generator
 ) -> np.ndarray:
-    """The bulls the player takes from this round to the game's end, per card of the hand
-    played now (a line each) and per playout (a column each): the others' hands drawn
-    from ``hidden``, every hand played in a random order, the same draws for every card."""
+    """The bulls the player takes after this round to the game's end, per card of the hand
+    played now (a line each) and per playout (a column each): this round and the later
+    ones played out, the others' hands drawn from ``hidden``, every hand played in a
+    random order, the same draws for every card (this round's own bulls are luck's to
+    count, exactly: ``expected_this_round``). None in the last round: nothing is drawn."""
     left = len(hand)
+    if left == 1:
+        return np.zeros((1, 1))
     drawn = drawn_hands(hidden, others * left, generator)  # (SAMPLES, others * left)
     their = drawn.reshape(SAMPLES, left, others)  # round by round: the others' cards
     order = own_orders(hand, generator)  # (cards, SAMPLES, left): the player's cards
-    return played_out(rows, their, order.reshape(-1, left)).reshape(len(hand), SAMPLES)
+    taken = played_out(rows, their, order.reshape(-1, left), first=1)
+    return taken.reshape(len(hand), SAMPLES)
 
 
-def played_out(rows: Rows, their: np.ndarray, order: np.ndarray) -> np.ndarray:
+def played_out(rows: Rows, their: np.ndarray, order: np.ndarray, first: int = 0) -> np.ndarray:
     """The bulls the player takes in each line of ``order`` (the player's cards, round by
-    round), the others playing ``their`` cards ((SAMPLES, rounds, others), the same for
-    each block of ``SAMPLES`` lines), every too-low card on the advised row."""
+    round) from its round ``first`` on (from 0), the others playing ``their`` cards
+    ((SAMPLES, rounds, others), the same for each block of ``SAMPLES`` lines), every
+    too-low card on the advised row."""
     lines, left = order.shape
     others = their.shape[2]
     table = Lines(rows, lines)
@@ -263,7 +310,8 @@ def played_out(rows: Rows, their: np.ndarray, order: np.ndarray) -> np.ndarray:
         ordered = np.take_along_axis(cards, placing, axis=1)
         for position in range(others + 1):
             _took, bulls = table.place(ordered[:, position])
-            taken += np.where(placing[:, position] == 0, bulls, 0)
+            if turn >= first:
+                taken += np.where(placing[:, position] == 0, bulls, 0)
     return taken
 
 
@@ -292,7 +340,8 @@ def player_reviews(
     reviewed: Sequence[Sequence[PlayReview]], bulls: dict[Player, int]
 ) -> list[PlayerReview]:
     """Each player's game from their plays' reviews, in the order they first played:
-    bulls = what the deal made likely + the choices' cost - luck."""
+    bulls = what the deal made likely + the choices' cost - luck; the accuracy counts
+    the whole choices graded best or good."""
     plays: dict[Player, list[PlayReview]] = {}
     for round_plays in reviewed:
         for play in round_plays:
@@ -300,7 +349,7 @@ def player_reviews(
     found = []
     for player, theirs in plays.items():
         deal = theirs[0].better.to_game_end
-        cost = sum(play.loss + play.row_loss for play in theirs)
+        cost = sum(play.cost for play in theirs)
         good = sum(play.grade in GOOD_GRADES for play in theirs) / len(theirs)
         taken = bulls.get(player, 0)
         found.append(PlayerReview(player, taken, deal, cost, deal + cost - taken, good))

@@ -92,6 +92,14 @@ def in_commit_order(connection: Connection) -> None:
         postgresql.in_commit_order(connection)
 
 
+def keys_kept_while_migrating(connection: Connection):
+    """The migrations run on ``connection`` (migrations/env.py): on SQLite with its foreign
+    keys off, checked after (``sqlite.foreign_keys_off``): Alembic's batch mode copies a
+    table and drops the old one, and with the keys on the drop deletes every row that
+    refers to it (every seat and game of the matches). PostgreSQL alters in place."""
+    return sqlite.foreign_keys_off(connection) if is_sqlite(connection) else nullcontext()
+
+
 def migrating_alone(engine: Engine):
     """Servers starting together on one PostgreSQL migrate one after the other.
     (SQLite serves one machine, started once: nothing to wait for.)"""

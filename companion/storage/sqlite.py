@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from filelock import FileLock, Timeout
 from flask import current_app
-from sqlalchemy import Engine, event
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.exc import DisconnectionError
 
 from companion.db import WRITE, WRITE_WAIT, DatabaseBusy, DatabaseUnavailable
@@ -64,6 +64,24 @@ def _configure_sqlite(dbapi_connection, connection_record) -> None:
 
 
 OPENED_READ_ONLY = "companion_opened_read_only"
+
+
+@contextlib.contextmanager
+def foreign_keys_off(connection: Connection) -> Iterator[None]:
+    """Foreign keys off on ``connection`` while the block runs (SQLite takes the pragma only
+    outside a transaction: before the block's first), on again after; once the block is
+    through, a row that refers to no row stops it with the tables named."""
+    driver = connection.connection.driver_connection
+    driver.execute("PRAGMA foreign_keys=OFF")
+    try:
+        yield
+        broken = driver.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            tables = sorted({(table, parent) for table, _rowid, parent, _key in broken})
+            named = ", ".join(f"{table} to {parent}" for table, parent in tables)
+            raise sqlite3.IntegrityError(f"rows refer to no row: {named}")
+    finally:
+        driver.execute("PRAGMA foreign_keys=ON")
 
 
 def writable(path: str) -> bool:

@@ -26,6 +26,7 @@ def init_app(app: Flask) -> None:
     i18n.install_template_gettext(app)
     # Globals, not context-processor values: imported macros (cards, rows) need them.
     app.jinja_env.globals.update(present.TEMPLATE_GLOBALS)
+    app.jinja_env.globals["companion_version"] = site.version()  # the footer's, read once
     register_error_handlers(app)
     register_fault_handlers(app, wants_json)  # 503 for a busy or broken database
     stale.init_app(app)  # a form whose CSRF token no longer fits: 422, send again

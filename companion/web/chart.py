@@ -7,6 +7,12 @@ from typing import NamedTuple
 
 WIDTH, HEIGHT = 340, 200
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 32, 70, 10, 24
+# The end labels' room on the right: as wide as the longest name needs (a bold letter is
+# about LETTER_EM of the label's size wide), at most LABEL_SHARE of the chart; a name is
+# cut only past that.
+LETTER_EM = 0.7
+LABEL_SHARE = 0.45
+LABEL_SIZE = 10  # the labels' font size in the chart's units (chart.css; the TV's: tv.css)
 SERIES = 10  # distinct line classes (.series-0 ... .series-9) with dash patterns too
 
 
@@ -40,10 +46,11 @@ class Scale(NamedTuple):
     slots: int
     low: float
     high: float
+    right: float = WIDTH - PAD_RIGHT  # the plot's right edge: the labels' room beyond
 
     def x(self, index: int) -> float:
         """The x of point ``index`` (0 at the left edge of the plot)."""
-        return round(PAD_LEFT + (WIDTH - PAD_LEFT - PAD_RIGHT) * index / max(self.slots, 1), 1)
+        return round(PAD_LEFT + (self.right - PAD_LEFT) * index / max(self.slots, 1), 1)
 
     def y(self, value: float) -> float:
         """The y of ``value`` (``high`` at the top of the plot)."""
@@ -57,37 +64,55 @@ class Scale(NamedTuple):
         return Line(label, points, *coords[-1], f"series-{number % SERIES}")
 
 
-def framed(lines: list[Line], y_ticks: list, x_ticks: list, limit_y: float | None) -> Chart:
+def framed(
+    lines: list[Line],
+    y_ticks: list,
+    x_ticks: list,
+    limit_y: float | None,
+    right: float = WIDTH - PAD_RIGHT,
+) -> Chart:
     """A chart of these lines and ticks in the one frame every chart shares."""
     return Chart(
-        WIDTH,
-        HEIGHT,
-        lines,
-        y_ticks,
-        x_ticks,
-        limit_y,
-        PAD_LEFT,
-        WIDTH - PAD_RIGHT,
-        HEIGHT - PAD_BOTTOM,
+        WIDTH, HEIGHT, lines, y_ticks, x_ticks, limit_y, PAD_LEFT, right, HEIGHT - PAD_BOTTOM
     )
 
 
+def label_room(labels: Sequence[str], size: float) -> tuple[float, int]:
+    """Where the plot ends so that the longest end label fits beyond it at ``size``, and
+    how many letters a label may then show (a longer one is cut)."""
+    letter = size * LETTER_EM
+    most = int((WIDTH * LABEL_SHARE - 8) / letter)
+    longest = min(max((len(label) for label in labels), default=0), most)
+    room = max(PAD_RIGHT, 8 + longest * letter)
+    return round(WIDTH - room, 1), most
+
+
+def fitted(label: str, letters: int) -> str:
+    """``label`` whole when it has at most ``letters`` letters, else cut with "…"."""
+    return label if len(label) <= letters else label[: letters - 1].rstrip() + "…"
+
+
 def line_chart(
-    labels: Sequence[str], series: Sequence[Sequence[int]], limit: int | None = None
+    labels: Sequence[str],
+    series: Sequence[Sequence[int]],
+    limit: int | None = None,
+    label_size: float = LABEL_SIZE,
 ) -> Chart:
-    """Lay out one line per label over points 0..n (values start at 0 before point 1)."""
+    """Lay out one line per label over points 0..n (values start at 0 before point 1),
+    with room on the right for the labels at ``label_size`` (the TV's are larger)."""
     count = max((len(values) for values in series), default=0)
     top = max([limit or 0, *(max(values, default=0) for values in series), 1])
-    scale = Scale(count, 0, top)
+    right, letters = label_room(labels, label_size)
+    scale = Scale(count, 0, top, right)
     lines = [
-        scale.line(label, [0, *values], number)
+        scale.line(fitted(label, letters), [0, *values], number)
         for number, (label, values) in enumerate(zip(labels, series, strict=True))
     ]
     spread_labels(lines)
     step = max(1, top // 4)
     y_ticks = [(scale.y(value), value) for value in range(0, top + 1, step)]
     x_ticks = [(scale.x(index), index) for index in range(1, count + 1)]
-    return framed(lines, y_ticks, x_ticks, scale.y(limit) if limit else None)
+    return framed(lines, y_ticks, x_ticks, scale.y(limit) if limit else None, right)
 
 
 def spread_labels(lines: list[Line], gap: float = 11) -> None:

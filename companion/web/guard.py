@@ -24,19 +24,26 @@ that fit the database.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from flask import Flask, current_app, render_template, request
 from flask_babel import gettext
+from markupsafe import Markup
 from werkzeug.exceptions import Forbidden, NotFound, SecurityError
 from werkzeug.routing import BaseConverter
 from werkzeug.sansio.utils import host_is_trusted
 
 from companion.models import MAX_ID
 from companion.web.errors import wants_json
-from companion.web.network import configured_base, home_names, lan_address
+from companion.web.headers import content_security_policy
+from companion.web.network import configured_base, home_names, lan_address, phone_base
 
 # An id as a URL spells it: ASCII digits ([0-9], not \d, which takes any script's
 # digits), no leading zero; 18 digits at most, so converting it is cheap and exact.
@@ -45,6 +52,7 @@ ID_PATTERN = r"[1-9][0-9]{0,17}"
 # name at its first colon, so "[::1]" never matches; phones use IPv4 or a name anyway.
 LOOPBACK = ("localhost", "127.0.0.1")
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+STANDALONE_SHEETS = ("app.css", "pages.css")  # the refusal page's look, set in it
 
 
 class IdConverter(BaseConverter):
@@ -133,19 +141,61 @@ def is_own(url: str) -> bool:
 
 
 def untrusted_host(error: SecurityError):
-    """A request for a name that is not the companion's: say which address to open."""
-    host = request.environ.get("HTTP_HOST", "")[:100]
-    message = gettext(
-        "The companion does not answer to the name “%(host)s”: a web page elsewhere could "
-        "use such a name to reach it. Open %(url)s instead, or add the name to "
-        "COMPANION_TRUSTED_HOSTS and restart the companion.",
-        host=host,
-        url=own_address(),
-    )
+    """A request for a name that is not the companion's: say which addresses to open."""
+    host = without_port(request.environ.get("HTTP_HOST", "")[:100])
     if wants_json():
+        message = gettext(
+            "The companion does not answer to the name “%(host)s”: a web page elsewhere "
+            "could use such a name to reach it. Open %(url)s instead, or add the name to "
+            "COMPANION_TRUSTED_HOSTS and restart the companion.",
+            host=host,
+            url=own_address(),
+        )
         return {"error": message}, 400
-    # No url_for here: URLs are built for a trusted host only. The page stands alone.
-    return render_template("errors/host.html", message=message), 400
+    # No url_for here: URLs are built for a trusted host only. The page stands alone,
+    # its style in it: a style sheet asked of this name would be refused too.
+    style = standalone_style(current_app.static_folder)
+    page = render_template(
+        "errors/host.html", host=host, addresses=phone_addresses(), style=style.css
+    )
+    policy = content_security_policy(style_hashes=[style.digest])
+    return page, 400, {"Content-Security-Policy": policy}
+
+
+def without_port(host: str) -> str:
+    """A Host header's name, without the port it may carry ("pi.lan:8000": "pi.lan")."""
+    name, colon, port = host.rpartition(":")
+    bare = colon and port.isdigit() and (name.endswith("]") or ":" not in name)
+    return name if bare else host
+
+
+def phone_addresses() -> list[str]:
+    """Where a phone reaches the companion, as links: PUBLIC_URL first, then each of its
+    names a phone can use (loopback only when it has no other) at the port asked on."""
+    port = request.environ.get("SERVER_PORT", "80")
+    names = [name for name in current_app.config["TRUSTED_HOSTS"] if not name.startswith(".")]
+    phones = [name for name in names if name not in LOOPBACK] or names
+    public = current_app.config.get("PUBLIC_URL")
+    urls = [f"{str(public).rstrip('/')}/"] if public else []
+    urls += [phone_base(request.scheme, name, port) + "/" for name in phones]
+    return list(dict.fromkeys(urls))
+
+
+class Style(NamedTuple):
+    """Style sheets set in a page, with the hash a CSP allows them by."""
+
+    css: Markup
+    digest: str  # 'sha256-…'
+
+
+@cache
+def standalone_style(static_folder: str) -> Style:
+    """The app's style sheets for a page that stands alone, read once: app.css and the
+    pages' (where the error pages' look is)."""
+    folder = Path(static_folder) / "css"
+    css = "\n".join((folder / name).read_text() for name in STANDALONE_SHEETS)
+    digest = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
+    return Style(Markup(css), f"'sha256-{digest}'")
 
 
 def cross_site(error: CrossSite):

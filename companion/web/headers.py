@@ -1,6 +1,7 @@
 """What every answer carries: the security headers, Vary, and the values every template
 needs. Compression (gzip, brotli, zstd) is Flask-Compress's, attached in ``web.init_app``."""
 
+from collections.abc import Sequence
 from functools import wraps
 
 from flask import Response, current_app, make_response
@@ -12,7 +13,8 @@ from companion.web.i18n import LANGUAGES
 
 def add_security_headers(response: Response) -> Response:
     """Set CSP and friends on every response, and Vary on pages htmx may fragment."""
-    response.headers["Content-Security-Policy"] = content_security_policy()
+    # A page that sets its own (one with its style in it: guard.untrusted_host) keeps it.
+    response.headers.setdefault("Content-Security-Policy", content_security_policy())
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"
     if response.mimetype == "text/html":
@@ -35,14 +37,15 @@ def no_store(view):
     return answer
 
 
-def content_security_policy() -> str:
-    """The CSP: our own files plus the pinned htmx scripts, nothing inline."""
+def content_security_policy(style_hashes: Sequence[str] = ()) -> str:
+    """The CSP: our own files plus the pinned htmx scripts, nothing inline but the
+    styles of ``style_hashes`` ('sha256-…')."""
     # The configured URLs, so a COMPANION_HTMX_URL override (a local copy) is allowed too.
     return "; ".join(
         [
             "default-src 'self'",
             f"script-src 'self' {current_app.config['HTMX_URL']} {current_app.config['SSE_URL']}",
-            "style-src 'self'",
+            " ".join(["style-src 'self'", *style_hashes]),
             "img-src 'self' data:",
             "object-src 'none'",
             "base-uri 'self'",

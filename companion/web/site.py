@@ -1,4 +1,7 @@
-"""Pages of the site itself: the health check and the pinned htmx files."""
+"""Pages of the site itself: the health check and the pinned htmx files; the version
+that runs."""
+
+from importlib.metadata import version as installed_version
 
 from flask import Blueprint, current_app, send_from_directory
 from sqlalchemy import text
@@ -9,10 +12,18 @@ from companion.db import db
 from companion.web.htmx import HTMX_COPY, SSE_COPY
 
 bp = Blueprint("web", __name__)
+# pyproject.toml's [project] name: its version is the companion's (CHANGELOG.md).
+DISTRIBUTION = "companion"
 YEAR = 365 * 24 * 60 * 60  # the copies' URLs carry their version (?v=)
 # Seconds the derived data may be behind the table before /healthz says so: the
 # background process catches up in seconds, and is started again within a minute.
 BEHIND = 5 * 60
+
+
+def version() -> str:
+    """The companion's version, as pip installed it from pyproject.toml (make run
+    installs again when that file changes)."""
+    return installed_version(DISTRIBUTION)
 
 
 @bp.get("/vendor/htmx.min.js")

@@ -198,7 +198,23 @@
     var incoming = event.detail.fragment && event.detail.fragment.firstElementChild;
     if (!target || target.id !== "entry" || !incoming) return;
     var key = target.getAttribute("data-form-key");
-    if (key && key === incoming.getAttribute("data-form-key")) event.detail.shouldSwap = false;
+    if (key && key === incoming.getAttribute("data-form-key")) {
+      event.detail.shouldSwap = false;
+      return;
+    }
+    // Its field that waits for the focus takes it without scrolling: the page stays on
+    // the round just placed, as on the phone that placed it. htmx would scroll to it, and
+    // at a game's end the next game's starting cards are a screen below who took what.
+    var waiting = incoming.querySelector("[autofocus]");
+    if (!waiting) return;
+    waiting.removeAttribute("autofocus");
+    focusUnscrolled = waiting.id;
+  });
+  var focusUnscrolled = null;
+  document.addEventListener("htmx:afterSettle", function () {
+    var field = focusUnscrolled && document.getElementById(focusUnscrolled);
+    focusUnscrolled = null;
+    if (field) field.focus({ preventScroll: true });
   });
 
   // A <details> with an id that the player opened (a game's review, opened to wait for
@@ -356,12 +372,13 @@
     if (xhr && xhr.status > 0 && outbox && event.detail.elt !== outbox.form) sendTheOutbox();
   });
 
-  // The TV follows a rematch by itself once its first game starts: the link, pushed into
-  // the finished match's table view then, is marked data-follow (matches/_rematch.html).
-  // Only when pushed: the finished match's table view, opened afresh, stays its own.
+  // The TV and the phones follow a rematch by themselves once its first game starts: the
+  // link, pushed into the finished match's page then, is marked data-follow
+  // (matches/_rematch.html); a phone keeps its link and its "I am" through it.
+  // Only when pushed: the finished match's page, opened afresh, stays its own.
   var followedAtLoad = null;
   function rematchToFollow() {
-    var link = document.querySelector("#match.tv a.rematch[data-follow]");
+    var link = document.querySelector("#match a.rematch[data-follow]");
     return link ? link.href : null;
   }
   document.addEventListener("DOMContentLoaded", function () { followedAtLoad = rematchToFollow(); });

@@ -19,6 +19,8 @@ BOTH_TYPED = {
     "de": "{0} und {1} haben beide 30 eingetippt: prüft eure Karte.",
     "fr": "{0} et {1} ont tous deux saisi 30\u00a0: vérifiez votre carte.",
 }
+FIELD_VALUES = "() => [...document.querySelectorAll('#entry input')].map(input => input.value)"
+KEPT_TYPING = "() => Object.keys(sessionStorage).filter(key => key.startsWith('companion-typed:'))"
 YOUR_CARD = {"en": "Your card: {0}", "de": "Deine Karte: {0}", "fr": "Ta carte\u00a0: {0}"}
 
 
@@ -93,6 +95,8 @@ def test_a_card_typed_twice_is_fixed_by_its_player_and_a_card_is_changed(
         send(phones[anna], anna, 50)
         summary = phones[anna].locator(".my-card summary")
         expect(summary).to_contain_text(YOUR_CARD[lang].format(50))
+        # Sent and stored: nothing typed is kept for a reload to put back (issue 57).
+        assert phones[anna].evaluate(KEPT_TYPING) == []
         summary.click()
         mine = phones[anna].locator(".my-card input[name^=card-]")
         expect(mine).to_be_focused()
@@ -104,6 +108,16 @@ def test_a_card_typed_twice_is_fixed_by_its_player_and_a_card_is_changed(
         phones[anna].screenshot(path=artifacts / f"hidden-change-{lang}.png")
         expect(phones[ben].locator(".entered .is-in", has_text=anna)).to_be_visible()
         assert not re.search(r"\b5[01]\b", phones[ben].locator("main").inner_text())
+
+        # Undo on Ben's phone takes the hidden card back: Anna's own field comes back
+        # empty on her phone, and no field anywhere holds her card.
+        phones[ben].goto(phones[ben].url.split("#")[0] + "/undo")
+        phones[ben].locator("#undo button.danger").click()
+        expect(phones[ben].locator(".entered .is-in")).to_have_count(0)
+        expect(phones[anna].locator(".my-card")).to_have_count(0)
+        expect(phones[anna].get_by_label(anna, exact=True)).to_have_value("")
+        for phone in phones.values():
+            assert not {"50", "51"} & set(phone.evaluate(FIELD_VALUES))
     finally:
         for context in contexts:
             context.close()

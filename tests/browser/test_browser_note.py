@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 WIDTH, HEIGHT = 390, 844
-START = {"en": "Start the match", "de": "Partieserie starten", "fr": "Lancer la partie"}
+START = {"en": "Start the match", "de": "Spiel starten", "fr": "Lancer la partie"}
 CHANGE = {"en": "Change the note", "de": "Notiz ändern", "fr": "Modifier la note"}
 SAVE = {"en": "Save the note", "de": "Notiz speichern", "fr": "Enregistrer la note"}
 TOO_LONG = {

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 WIDTH, HEIGHT = 390, 844
-START = {"en": "Start the match", "de": "Partieserie starten", "fr": "Lancer la partie"}
+START = {"en": "Start the match", "de": "Spiel starten", "fr": "Lancer la partie"}
 ADD = {"en": "Add", "de": "Hinzufügen", "fr": "Ajouter"}
 TAKEN = {
     "en": "There is already a player called Anna.",

@@ -50,7 +50,7 @@ def test_a_match_past_the_cap_is_refused_and_nothing_is_stored(app, client):
         headers={"Accept-Language": "de"},
     )
     assert response.status_code == 422
-    assert "Der Haushalt hat 1 Partieserien" in response.get_data(as_text=True)
+    assert "Der Haushalt hat 1 Spiele" in response.get_data(as_text=True)
     assert snapshot(app) == before
 
 

@@ -142,7 +142,7 @@ def test_pages_in_german(client, trio):
     html = client.get("/leaderboard", headers=de).get_data(as_text=True)
     assert "Bestenliste" in html and "Spieler am Tisch" in html
     html = client.get(f"/players/{trio[0]}/stats", headers=de).get_data(as_text=True)
-    assert "Hornochsen pro Partie" in html and "Partieserien" in html
+    assert "Hornochsen pro Partie" in html and "Spiele" in html
     html = client.get("/leaderboard/head-to-head", headers=de).get_data(as_text=True)
     assert "Direkter Vergleich" in html
 
@@ -172,7 +172,7 @@ def test_ratings_read_in_plain_words(client, trio, lang, word, note):
     ("lang", "after", "note"),
     [
         ("en", r"Skill after the first match: \d+\.", "The Skill chart shows from the second"),
-        ("de", r"Stärke nach der ersten Partieserie: \d+\.", "Die Kurve der Stärke erscheint ab"),
+        ("de", r"Stärke nach dem ersten Spiel: \d+\.", "Die Kurve der Stärke erscheint ab"),
         ("fr", r"Niveau après la première partie : \d+\.", "La courbe du niveau s’affiche dès"),
     ],
 )

@@ -21,6 +21,7 @@ from yearbook import PAUSE, YEAR, build_household
 
 from companion import rules
 from companion.db import db
+from companion.derived import rebuild
 from companion.household import review, yearly
 from companion.household.review import REVIEWS, make_review, review_of
 from companion.models import Match, Play, RowChoice, Score, Seat
@@ -332,6 +333,35 @@ def test_every_figure_of_the_year_equals_a_replay_of_its_games(client, app):
     assert f"/matches/{worst.match_id}/games/{worst.game}/replay?round={worst.round}" in html
     months = sum(1 for value in household.games_by_month.series[0][1] if value)
     assert html.count('class="bar series-0"') >= months
+
+
+def year_links(html: str) -> list[tuple[str, str]]:
+    """The review's links to other years: (rel, year)."""
+    return re.findall(r'rel="(prev|next)" href="/review/(\d+)', html)
+
+
+def test_only_years_with_matches_are_linked(client, app):
+    """The finding (issue 57): 2026's review linked an empty 2025. Matches in 2022 and
+    2025 (one of them Anna's alone): each year links the nearest year with a match, for
+    the household and for one player; a year without one links none."""
+    anna, ben, cleo = add_players(client, "Anna", "Ben", "Cleo")
+    for seated, year in (([anna, ben], 2022), ([ben, cleo], 2022), ([anna, cleo], 2025)):
+        match_id = start_match(client, seated, end_kind="games", end_value=1)
+        assert score_game(client, match_id, dict.fromkeys(seated, 3)).status_code == 303
+        with app.app_context():
+            db.session.get(Match, match_id).created_at = datetime(year, 6, 1, 20)
+            db.session.commit()
+    with app.app_context():
+        rebuild(check=False, echo=lambda _line: None)  # played_at follows the matches
+        db.session.commit()
+    assert year_links(client.get("/review/2025").text) == [("prev", "2022")]
+    assert year_links(client.get("/review/2022").text) == [("next", "2025")]
+    assert year_links(client.get("/review/2023").text) == [("prev", "2022"), ("next", "2025")]
+    assert year_links(client.get("/review/2019").text) == [("next", "2022")]
+    assert year_links(client.get("/review/2030").text) == [("prev", "2025")]
+    assert year_links(client.get(f"/review/2022?player={anna}").text) == [("next", "2025")]
+    assert year_links(client.get(f"/review/2025?player={ben}").text) == [("prev", "2022")]
+    assert year_links(client.get(f"/review/2022?player={ben}").text) == []
 
 
 def test_a_player_who_is_not_in_the_list_is_refused(client):

@@ -209,6 +209,31 @@ def test_every_placed_round_is_two_taps_from_the_match_page(client, trio):
         assert form.status_code == 200
 
 
+def test_during_the_next_game_the_last_finished_games_rounds_are_offered_too(client, trio):
+    """The finding (issue 57): in game 2 the list held game 2 only, where docs/table.md
+    promises the last finished game too (its replay is read from stored results)."""
+    ids, match_id = trio
+    play_game(client, match_id, ids, random.Random(3))
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    page = client.get(f"/matches/{match_id}").text
+    assert re.findall(r"/games/(\d+)/rounds/(\d+)/correct", page) == [
+        ("1", str(n)) for n in range(1, 11)
+    ]
+    anna, ben, cleo = ids
+    assert enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43}).status_code == 303
+    page = client.get(f"/matches/{match_id}").text
+    listed = re.findall(r"/games/(\d+)/rounds/(\d+)/correct", page)
+    assert listed == [("2", "1"), *(("1", str(n)) for n in range(1, 11))]
+    assert client.get(f"/matches/{match_id}/games/1/rounds/10/correct").status_code == 200
+
+
+def test_a_game_of_typed_scores_has_no_rounds_to_offer(client, trio):
+    (anna, ben, cleo), match_id = trio
+    assert score_game(client, match_id, {anna: 3, ben: 5, cleo: 8}).status_code == 303
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    assert "correct-rounds" not in client.get(f"/matches/{match_id}").text
+
+
 def test_a_round_waiting_for_its_choice_is_not_offered_yet(client, trio):
     (anna, ben, cleo), match_id = trio
     assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 from html import unescape as html_unescape
+from math import hypot
 
 import pytest
 from correcting import correct
@@ -78,7 +79,10 @@ def test_a_finished_games_review_is_pending_until_the_background_figures_it(app,
             assert played["this_round"] == expected[(entry["round"], play["player_id"])]
             ends = [card["to_game_end"] for card in play["hand"]]
             assert play["loss"] == pytest.approx(ends[0] - min(ends))
-            assert play["grade"] == review.grade(play["loss"], play["noise"])
+            # Issue 56: the grade of the whole choice, card and row (the noises apart).
+            row_loss, row_noise = play.get("row_loss", 0), play.get("row_noise", 0)
+            assert play["cost"] == play["loss"] + row_loss
+            assert play["grade"] == review.grade(play["cost"], hypot(play["noise"], row_noise))
     bulls = {player["player_id"]: player["bulls"] for player in luck["players"]}
     for player in document["players"]:
         assert player["bulls"] == bulls[player["player_id"]]
@@ -223,12 +227,12 @@ def test_the_tv_names_the_games_turning_point(app, client, finished):
         (play["loss"], entry["round"], play, "card")
         for entry in document["rounds"]
         for play in entry["plays"]
-        if play["grade"] != "best"
+        if play["grade"] != "best" and review.grade(play["loss"], play["noise"]) != "best"
     ] + [  # a too-low card's row choice counts from a bull lost against the best row
         (play["row_loss"], entry["round"], play, "row")
         for entry in document["rounds"]
         for play in entry["plays"]
-        if play.get("row_loss", 0) >= 1
+        if play["grade"] != "best" and play.get("row_loss", 0) >= 1
     ]
     loss, number, play, kind = max(plays, key=lambda found: found[0])
     tv = unescaped(client.get(f"/matches/{match_id}/table").text)
@@ -271,6 +275,8 @@ def test_a_too_low_cards_rows_are_kept_and_served_as_figured(app, client, finish
                 {"row": row.row, "to_game_end": row.to_game_end} for row in wanted.rows
             ]
             assert play["row_loss"] == pytest.approx(wanted.row_loss)
+            assert play["row_noise"] == pytest.approx(wanted.row_noise)
+            assert play["grade"] == wanted.grade  # the whole choice's, as the rules grade it
     assert too_low  # the dealt game has too-low cards
     costs = {
         player.player: player.choices_cost

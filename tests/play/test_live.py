@@ -134,6 +134,32 @@ def test_table_view_shows_rows_steps_and_score(client, app, table):
     assert 'hx-trigger="every 2s' in page
 
 
+def test_the_tv_speaks_as_a_screen_not_as_a_phone_in_every_state(client, app, trio):
+    """The finding (issue 57): the TV said "What you typed stays here" while it could not
+    reach the companion; nothing is typed on a TV, nor does it "follow" as a phone."""
+    (anna, ben, cleo), match_id = trio
+    tv = phone(app, match_id, tokens(app, match_id)[1])
+
+    def looks() -> None:
+        for screen in (tv, client):  # a watching TV, and one with the player link
+            page = screen.get(f"/matches/{match_id}/table").text
+            poll = screen.get(f"/matches/{match_id}/live?since=0&view=table").text
+            for html in (page, poll):
+                assert "This phone" not in html and "What you typed" not in html
+            assert "This screen follows the match again as soon as" in page
+
+    looks()  # before the first game: how phones join
+    assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
+    enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43})
+    looks()
+    undo(client, match_id)
+    undo(client, match_id)
+    score_game(client, match_id, {anna: 30, ben: 5, cleo: 12})
+    looks()  # between games: the standings
+    score_game(client, match_id, {anna: 40, ben: 5, cleo: 12})
+    looks()  # the match is over
+
+
 def test_the_table_view_between_games_shows_the_standings_as_bars(client, trio):
     """A game's end on the TV: its bulls, the totals fewest first, each a bar with the
     limit marked, and no pile lists; a live poll swaps in the same regions."""

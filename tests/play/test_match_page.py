@@ -3,6 +3,7 @@
 import random
 import re
 
+import pytest
 from driver import (
     add_players,
     enter_round,
@@ -65,8 +66,9 @@ def test_scoreboard_shows_games_chart_and_distance(client):
 
 
 def test_the_score_counts_the_bulls_of_the_game_in_progress(client):
-    """Anna had the fewest bulls after game 1, then took 11 in game 2: Ben and Cleo lead,
-    on the phone, the scoreboard and the table view, and every limit distance moves."""
+    """Anna had the fewest bulls after game 1, then took 11 in game 2: she leads no more,
+    on the phone, the scoreboard and the table view, and every limit distance moves.
+    Ben and Cleo share the fewest, so nobody leads (issue 57: a tie has no leader)."""
     anna, ben, cleo = ids = add_players(client, "Anna", "Ben", "Cleo")
     match_id = start_match(client, ids)
     score_game(client, match_id, {anna: 5, ben: 8, cleo: 8})
@@ -83,12 +85,34 @@ def test_the_score_counts_the_bulls_of_the_game_in_progress(client):
         page = client.get(f"/matches/{match_id}{path}").get_data(as_text=True)
         assert shown_score(page) == {
             "Anna": (16, 11, 50, False),
-            "Ben": (8, 0, 58, True),
-            "Cleo": (8, 0, 58, True),
+            "Ben": (8, 0, 58, False),
+            "Cleo": (8, 0, 58, False),
         }, path
     scoreboard = client.get(f"/matches/{match_id}/scoreboard").get_data(as_text=True)
-    assert "Leading: Ben, Cleo" in scoreboard
+    assert "Leading:" not in scoreboard
     assert re.search(r'<tr class="so-far"><th scope="row">2 <span class="tag">so far', scoreboard)
+
+
+@pytest.mark.parametrize(
+    ("bulls", "leader"), [((0, 0, 0), None), ((4, 4, 9), None), ((9, 4, 9), "Ben")]
+)
+def test_a_tie_for_the_fewest_bulls_has_no_leader(client, bulls, leader):
+    """The finding (issue 57): three "leads" at 0-0-0. On the match page, the TV between
+    games, the scoreboard, the home page and the history."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids, end_value=200)
+    assert score_game(client, match_id, dict(zip(ids, bulls, strict=True))).status_code == 303
+    for path in (f"/matches/{match_id}", f"/matches/{match_id}/table"):
+        page = client.get(path).text
+        assert page.count(">leads<") == (1 if leader else 0), path
+    scoreboard = client.get(f"/matches/{match_id}/scoreboard").text
+    assert ("Leading: Ben" in scoreboard) == bool(leader)
+    for path in ("/", "/history"):
+        page = client.get(path).text
+        if leader:
+            assert f"In progress · leading: {leader}<" in page, path
+        else:
+            assert "leading:" not in page and "In progress · nobody leads" in page, path
 
 
 def test_nobody_leads_before_the_first_bull(client, trio):

@@ -115,10 +115,10 @@ def test_tapping_names_seats_players_in_order_and_again_gives_the_seat_back(clie
     before = table_snapshot(app)
     form = {"end_kind": "at_least", "end_value": "50", "deck": "standard"}
     page = client.post("/matches/new", data={**form, "tap": str(cleo)}).text
-    assert seat_buttons(page) == [("", "Anna"), ("", "Ben"), ("1", "Cleo")]
+    assert seat_buttons(page) == [("1", "Cleo"), ("", "Anna"), ("", "Ben")]
     seats = {"seat_1": str(cleo)}
     page = client.post("/matches/new", data={**form, **seats, "tap": str(anna)}).text
-    assert seat_buttons(page) == [("2", "Anna"), ("", "Ben"), ("1", "Cleo")]
+    assert seat_buttons(page) == [("1", "Cleo"), ("2", "Anna"), ("", "Ben")]
     assert f'name="seat_1" value="{cleo}"' in page and f'name="seat_2" value="{anna}"' in page
     assert 'value="at_least" selected' in page and 'value="50"' in page  # the rules stay
     # Tapping Cleo again gives her seat back: Anna moves up to seat 1.
@@ -126,6 +126,20 @@ def test_tapping_names_seats_players_in_order_and_again_gives_the_seat_back(clie
     page = client.post("/matches/new", data={**form, **seats, "tap": str(cleo)}).text
     assert seat_buttons(page) == [("1", "Anna"), ("", "Ben"), ("", "Cleo")]
     assert table_snapshot(app) == before
+
+
+def test_the_seated_show_in_seat_order_then_the_others_by_name(client):
+    """The finding (issue 57): the players stood by name, seat 4 before seat 3."""
+    anna, ben, _cleo, dora, emil = add_players(client, "Anna", "Ben", "Cleo", "Dora", "Emil")
+    seats = {"seat_1": dora, "seat_2": ben, "seat_3": emil, "seat_4": anna}
+    page = client.get("/matches/new", query_string=seats).text
+    assert seat_buttons(page) == [
+        ("1", "Dora"),
+        ("2", "Ben"),
+        ("3", "Emil"),
+        ("4", "Anna"),
+        ("", "Cleo"),
+    ]
 
 
 def test_tapping_seats_as_a_fragment_for_htmx(client):
@@ -223,18 +237,19 @@ def test_every_phone_of_the_table_follows_the_rematch_with_its_link_and_its_i_am
     assert stranger.get(f"/matches/{new}/invite").status_code == 403
 
 
-def test_the_tv_keeps_the_result_until_the_rematchs_first_game_then_follows(client, app):
-    """Issue 43: a rematch took the winner off the TV at once. The TV's link to the
-    rematch is marked to follow only once the rematch's first game starts, and the
-    finished match's version rises then, so its TV's poll (or stream) brings the mark;
-    a phone's link is never marked."""
+def test_every_screen_keeps_the_result_until_the_rematchs_first_game_then_follows(client, app):
+    """Issue 43: a rematch took the winner off the TV at once; issue 57: the phones had
+    to tap to follow. The link to the rematch, on the TV and on every phone, is marked to
+    follow only once the rematch's first game starts, and the finished match's version
+    rises then, so each page's poll (or stream) brings the mark."""
     ids = add_players(client, "Anna", "Ben")
     old = start_match(client, ids, end_kind="games", end_value=1)
     score_game(client, old, {ids[0]: 3, ids[1]: 5})
     new = int(client.post(f"/matches/{old}/rematch").headers["Location"].rsplit("/", 1)[1])
-    tv_page = client.get(f"/matches/{old}/table").text
-    assert "Winner: Anna" in tv_page and f"Rematch: match {new}" in tv_page
-    assert "data-follow" not in tv_page
+    for page in (f"/matches/{old}/table", f"/matches/{old}"):
+        html = client.get(page).text
+        assert "Winner: Anna" in html and f"Rematch: match {new}" in html
+        assert "data-follow" not in html, page
     version = state_of(client, old).version
     assert start_game(client, new, [12, 24, 37, 40]).status_code == 303
     assert state_of(client, old).version == version + 1
@@ -243,10 +258,43 @@ def test_the_tv_keeps_the_result_until_the_rematchs_first_game_then_follows(clie
     for html in (poll.text, client.get(f"/matches/{old}/table").text):
         assert "Winner: Anna" in html  # the match's own, still
         assert f'href="/matches/{old}/rematch?view=table" data-follow' in html
-    assert "data-follow" not in client.get(f"/matches/{old}").text
+    poll = client.get(f"/matches/{old}/live?since={version}")
+    for html in (poll.text, client.get(f"/matches/{old}").text):
+        assert f'href="/matches/{old}/rematch" data-follow' in html
     # The rematch's rounds raise nothing of the finished match.
     assert enter_round(client, new, {ids[0]: 41, ids[1]: 42}).status_code == 303
     assert state_of(client, old).version == version + 1
+
+
+def test_the_tv_says_the_rematch_started_with_the_code_until_its_first_round(client, app):
+    """Issue 57: the TV that followed a rematch says so, with the code for a phone that
+    left, while its first round is being entered; a match of its own never says so."""
+    ids = add_players(client, "Anna", "Ben")
+    own = start_match(client, ids)
+    assert start_game(client, own, [12, 24, 37, 40]).status_code == 303
+    assert "Rematch started" not in client.get(f"/matches/{own}/table").text
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    new = int(client.post(f"/matches/{old}/rematch").headers["Location"].rsplit("/", 1)[1])
+    assert start_game(client, new, [12, 24, 37, 40]).status_code == 303
+    tv = client.get(f"/matches/{new}/table").text
+    assert "Rematch started" in tv and 'class="join-qr"' in tv
+    assert "Rematch started" not in client.get(f"/matches/{new}").text  # the TV's alone
+    assert enter_round(client, new, {ids[0]: 41, ids[1]: 42}).status_code == 303
+    tv = client.get(f"/matches/{new}/table").text
+    assert "Rematch started" not in tv and 'class="join-qr"' not in tv
+
+
+def test_a_rematch_keeps_the_matchs_note(client, app):
+    """Issue 57: the evening's note ("Oma's 80th") comes along to the rematch."""
+    ids = add_players(client, "Anna", "Ben")
+    old = start_match(client, ids, end_kind="games", end_value=1)
+    assert client.post(f"/matches/{old}/note", data={"note": "Oma's 80th"}).status_code == 303
+    score_game(client, old, {ids[0]: 3, ids[1]: 5})
+    new = int(client.post(f"/matches/{old}/rematch").headers["Location"].rsplit("/", 1)[1])
+    with app.app_context():
+        assert db.session.get(Match, new).note == "Oma's 80th"
+    assert "Oma&#39;s 80th" in client.get(f"/matches/{new}").text
 
 
 def test_a_boosted_rematch_loads_the_new_page_so_the_address_follows(client, app):

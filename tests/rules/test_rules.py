@@ -526,7 +526,7 @@ def test_running_figures_count_the_game_in_progress():
         ["Anna", "Ben", "Cleo"], [{"Anna": 5, "Ben": 8, "Cleo": 8}], {"Anna": 16}, EndCondition()
     )
     assert result.totals == {"Anna": 21, "Ben": 8, "Cleo": 8}
-    assert result.leaders == ("Ben", "Cleo")
+    assert result.leaders == ()  # two share the fewest: nobody leads (issue 57)
     assert result.to_limit == {"Anna": 45, "Ben": 58, "Cleo": 58}
     assert result.ranking == ("Ben", "Cleo", "Anna")  # equal totals keep their seats
 
@@ -541,6 +541,24 @@ def test_running_figures_past_the_limit_or_without_one():
 def test_nobody_leads_while_everyone_has_the_same_total():
     assert rules.running(["Anna", "Ben"], [], {}, EndCondition()).leaders == ()
     assert rules.running(["Anna", "Ben"], [{"Anna": 4, "Ben": 4}], {}).leaders == ()
+
+
+@pytest.mark.parametrize(
+    ("totals", "leaders"),
+    [
+        ({"Anna": 0, "Ben": 0, "Cleo": 0}, ()),  # the finding: three "leads" at 0-0-0
+        ({"Anna": 3, "Ben": 3, "Cleo": 5}, ()),  # two share the fewest
+        ({"Anna": 5, "Ben": 3, "Cleo": 5}, ("Ben",)),  # a tie behind the leader
+        ({"Anna": 9, "Ben": 3, "Cleo": 5}, ("Ben",)),
+    ],
+)
+def test_only_a_lowest_total_of_ones_own_leads(totals, leaders):
+    """Issue 57: nobody leads a tie for the fewest bulls, in the running score and in the
+    standing after complete games (the lists' "leading: …")."""
+    players = list(totals)
+    assert rules.running(players, [totals], {}).leaders == leaders
+    assert rules.standing(players, [totals]).leaders == leaders
+    assert rules.standing(players, [totals]).winners == ()  # not over: no winner yet
 
 
 @pytest.mark.parametrize(

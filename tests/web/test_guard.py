@@ -1,5 +1,8 @@
 """Who may do what on the network: the companion's own names only, and no cross-site writes."""
 
+import base64
+import hashlib
+import re
 import socket
 
 import pytest
@@ -9,7 +12,7 @@ from driver import add_players, start_game, start_match
 from companion import create_app
 from companion.db import db
 from companion.models import Match, Player
-from companion.web.guard import own_names
+from companion.web.guard import LOOPBACK, own_names
 from companion.web.network import lan_address
 
 EVIL = {"Host": "evil.example"}
@@ -201,3 +204,48 @@ def test_a_cross_site_write_is_refused_before_its_csrf_token_is_checked(client, 
     """Without a token it would be a 400; the 403 says what happened."""
     response = client.post("/players/", data={"name": "Eve"}, headers={"Origin": "null"})
     assert response.status_code == 403
+
+
+# --- the refusal page: a page of the app, the name as typed, every address a link -----------
+
+
+def test_the_refusal_names_the_host_without_its_port(client):
+    """The finding: it named “companion.lan:8000”; the port is no part of the name."""
+    page = client.get("/", base_url="http://companion.lan:8000").get_data(as_text=True)
+    assert "does not answer to the name “companion.lan”" in page
+    assert "companion.lan:8000" not in page
+
+
+def test_the_refusal_links_every_address_the_companion_answers_to(client, app):
+    """Each of its names a phone can open is a link, at the port the phone asked on."""
+    page = client.get("/", base_url="http://companion.lan:8000").get_data(as_text=True)
+    links = re.findall(r'<a [^>]*href="([^"]+)"', page)
+    phones = [name for name in app.config["TRUSTED_HOSTS"] if name not in LOOPBACK]
+    assert phones and links == [f"http://{name}:8000/" for name in phones]
+
+
+@pytest.mark.app_config(PUBLIC_URL="https://pi.example/")
+def test_the_refusal_links_the_public_address_first(client):
+    page = client.get("/", headers=EVIL).get_data(as_text=True)
+    assert re.findall(r'<a [^>]*href="([^"]+)"', page)[0] == "https://pi.example/"
+
+
+def test_the_refusal_is_styled_like_the_app_without_asking_the_refused_name(client):
+    """Its style sheets are in the page: one fetched from the refused name would be
+    refused too. The CSP allows that one style, by its hash, and nothing else inline."""
+    response = client.get("/", headers=EVIL)
+    page = response.get_data(as_text=True)
+    assert 'rel="stylesheet"' not in page and "url_for" not in page
+    (style,) = re.findall(r"<style>(.*?)</style>", page, re.S)
+    assert ".site-header" in style and ".error-page" in style
+    digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+    policy = response.headers["Content-Security-Policy"]
+    assert f"style-src 'self' 'sha256-{digest}'" in policy
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert 'class="site-header"' in page and 'class="error-page"' in page
+    assert ".addresses" in style
+
+
+def test_other_pages_keep_the_policy_without_inline_styles(client):
+    policy = client.get("/").headers["Content-Security-Policy"]
+    assert "style-src 'self';" in policy and "sha256" not in policy

@@ -236,7 +236,7 @@ def english_leftovers(page: Page, lang: str = "de") -> list[str]:
 
 
 GERMAN_PAGES = {
-    "/": ["Kein Streit mehr am Tisch", "Partieserien", "Hornochsen", "Wo kommt meine Karte hin?"],
+    "/": ["Kein Streit mehr am Tisch", "Spiele", "Hornochsen", "Wo kommt meine Karte hin?"],
     "/rules": [
         "Die Regeln in Kürze",
         "Eine Partie",
@@ -256,12 +256,12 @@ GERMAN_PAGES = {
     ],
     "/players/": ["Spieler", "Neuer Spieler", "Spieler hinzufügen"],
     "/matches/new": [
-        "Neue Partieserie",
+        "Neues Spiel",
         "Hausregeln",
         "Noch keine Spieler: Gib unten jeden Namen ein",
         "Hinzufügen",
-        "Die Partieserie endet nach der Partie, in der",
-        "Partieserie starten",
+        "Das Spiel endet nach der Partie, in der",
+        "Spiel starten",
     ],
     "/patterns": ["Bausteine", "Reihenwahl", "Zu niedrig!", "6. Karte!"],
     "/no-such-page": ["Diese Karte gibt es nicht im Spiel", "Zurück zum Start"],
@@ -360,10 +360,10 @@ def test_a_match_at_the_table_speaks_german(client):
     """Headings, the round's explanations from the rules and a row choice, in German."""
     ids, match_id = a_match_of_three(client)
     page = Page(client.get(f"/matches/{match_id}", headers=DE).text)
-    assert "Partieserie 1" in page.text
+    assert "Spiel 1" in page.text
     assert "Partie 1" in page.text
     assert "Die vier offenen Startkarten" in page.text
-    assert "Die Partieserie endet nach der Partie, in der jemand mehr als 66 Hornochsen hat." in (
+    assert "Das Spiel endet nach der Partie, in der jemand mehr als 66 Hornochsen hat." in (
         page.text
     )
     play_a_too_low_round(client, match_id, ids)
@@ -675,3 +675,25 @@ def test_choosing_french_keeps_the_page(client):
     assert response.headers["Location"] == "/rules"
     assert response.headers["Set-Cookie"].startswith("lang=fr;")
     assert "Les règles en bref" in client.get("/rules", headers={"Accept-Language": "de"}).text
+
+
+def test_german_says_spiel_for_a_match_and_partie_for_a_game():
+    """Issue 57: "Partieserie" is no word German players use. A match is a *Spiel*, a game
+    a *Partie* (as the catalog said already), a round a *Runde*; each word one thing."""
+    catalog = load_catalog("de")
+    texts = [
+        text
+        for message in catalog
+        if message.id
+        for text in (message.string if isinstance(message.string, tuple) else [message.string])
+    ]
+    assert not [text for text in texts if "Partieserie" in text]
+    said = {message.id: message.string for message in catalog if isinstance(message.id, str)}
+    assert said["Match %(id)d"] == "Spiel %(id)d"
+    assert said["Game %(game)d"] == "Partie %(game)d"
+    assert (
+        said["Game %(game)d · round %(round)d of 10"] == "Partie %(game)d · Runde %(round)d von 10"
+    )
+    too_many = "The scores add up to %(total)d bulls, but a game of %(players)d players"
+    (checked,) = [text for key, text in said.items() if key.startswith(too_many)]
+    assert "eine Partie mit" in checked
