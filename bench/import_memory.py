@@ -218,6 +218,13 @@ def write_numbers(path: Path, limit: int, _refused: bool) -> str:
     return "one stretch repeated to the end"
 
 
+def write_open(path: Path, limit: int, _refused: bool) -> str:
+    """Lists opened and never closed: "[" to the end of the file."""
+    with path.open("w", encoding="utf-8") as file:
+        fill(file, "[", "", limit, "\n")
+    return "one stretch repeated to the end"
+
+
 def write_keys(path: Path, limit: int, _refused: bool) -> str:
     """A backup's first fields, then "k1": 0, "k2": 0, … up to the size."""
     number = 0
@@ -273,6 +280,7 @@ SHAPES: dict[str, tuple[str, Writer]] = {
     ),
     "keys": ('fields "k1": 0, "k2": 0, … after the backup\'s', write_keys),
     "largest": ("matches as large as a match may be, of [[[[]]]]", write_largest),
+    "open": ('"[" again and again: lists opened, never closed', write_open),
 }
 
 

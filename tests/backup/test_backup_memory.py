@@ -30,7 +30,7 @@ VALUES = st.recursive(
 
 
 def whole(value):
-    """A value of ``parse.decode_lazily`` with its Deferred lists read, as json.loads gives it."""
+    """A value of ``parse.decode`` with its Deferred lists read, as json.loads gives it."""
     if isinstance(value, parse.Deferred):
         return list(value)
     if isinstance(value, dict):
@@ -38,16 +38,12 @@ def whole(value):
     return value
 
 
-def read(text: str, window: int = parse.WINDOW):
-    """``parse.decode_lazily`` of ``text`` (with its lists read) in stretches of ``window``
-    bytes, or the JSON error it raises."""
-    default, parse.WINDOW = parse.WINDOW, window
+def read(text: str):
+    """``parse.decode`` of ``text`` (with its lists read), or the JSON error it raises."""
     try:
-        return whole(parse.decode_lazily(text.encode(), json.JSONDecoder()))
+        return whole(parse.decode(text.encode()))
     except json.JSONDecodeError as error:
         return ("error", error.msg, error.pos, error.lineno, error.colno)
-    finally:
-        parse.WINDOW = default
 
 
 def read_whole(text: str):
@@ -65,16 +61,15 @@ def read_whole(text: str):
     ascii_only=st.booleans(),
     cut=st.integers(0, 400),
     noise=st.sampled_from(["", "]", ",", "}", " x", '"', "[1,]", "\ufeff", "  \n "]),
-    window=st.sampled_from([parse.WINDOW, 1, 2, 3, 7, 16, 40, 100]),
 )
-def test_the_lazy_reading_reads_what_json_reads(value, indent, ascii_only, cut, noise, window):
-    """Read in stretches as short as a byte (each element cut short, read again), it
+def test_the_lazy_reading_reads_what_json_reads(value, indent, ascii_only, cut, noise):
+    """Read value by value (msgspec, and the standard library where msgspec refuses), it
     reads the same values and the same errors, at the same places."""
     document = {"format": "x", "players": [value], "matches": [value, {"a": [value]}, 1]}
     for shape in (document, [value, value], value):
         text = json.dumps(shape, indent=indent, ensure_ascii=ascii_only)
         for variant in (text, text[:cut] + noise + text[cut:], text[:cut]):
-            assert read(variant, window) == read_whole(variant)
+            assert read(variant) == read_whole(variant)
 
 
 def test_a_deferred_list_reads_its_elements_from_the_bytes():
@@ -195,22 +190,20 @@ def hostile(shape: str, size: int) -> bytes:
 @pytest.mark.parametrize("shape", HOSTILE)
 def test_a_hostile_file_is_refused_having_read_little_of_it(shape, monkeypatch):
     """A file of 16 MB that the whole reading built into gigabytes is refused with its
-    place, and the reading holds a fraction of the file at its peak: a stretch of text
-    and the entry as far as its limit (made 64 KB here: 4 MB build up to 150 MB, which
+    place, and the reading holds a fraction of the file at its peak: nothing of an entry
+    past its limit is built (made 64 KB here; 4 MB build up to 150 MB, which
     bench/import_memory.py measures). The old reading made the file's text (16 MB) and
     its objects (up to 600 MB) first."""
     monkeypatch.setattr(parse, "ENTRY_LIMIT", parse.ENTRY_LIMIT._replace(most=64 * 1024))
-    monkeypatch.setattr(parse, "WINDOW", 16 * 1024)
     raw = hostile(shape, 16 * 1024 * 1024)
     with pytest.raises(BackupError) as refused:
         load_json(raw)
     message = HOSTILE[shape][3]
     assert re.fullmatch(rf".*\(line 1, column \d+\): {re.escape(message)}", str(refused.value))
-    decoder = json.JSONDecoder(object_pairs_hook=parse.unique_keys)
     tracemalloc.start()
     try:
         with pytest.raises(BackupError):
-            parse.decode_lazily(raw, decoder)
+            parse.decode(raw)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
