@@ -152,9 +152,12 @@ def test_an_import_while_busy_is_a_503_without_a_second_wait(app, client):
     assert response.status_code == 503
     page = response.get_data(as_text=True)
     assert "Back" in page and "Send again" not in page  # a file is chosen again
-    # One wait, not two: the import writes through its own staging connection, and the
-    # page it answers with asks the database nothing.
-    assert sum("BEGIN IMMEDIATE" in sql for sql in statements) == 0
+    # One wait, not two: on SQLite the import's copy waits for the writer once, on its own
+    # staging connection (BEGIN IMMEDIATE, issue 55), and the page it answers with asks
+    # the database nothing.
+    with app.app_context():
+        waits = 1 if db.engine.dialect.name == "sqlite" else 0
+    assert sum("BEGIN IMMEDIATE" in sql for sql in statements) == waits
 
 
 def listen_to(engine, statements: list[str]) -> None:

@@ -131,7 +131,8 @@ def test_the_banner_lists_the_names_the_server_answers_to(app, capsys, monkeypat
     args = types.SimpleNamespace(host="0.0.0.0", port=8000, workers=1)
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
-        serve.listen_and_serve(app, listener, args, {"CERT": None})
+        no_background = types.SimpleNamespace(begin=lambda: False)  # none started here
+        serve.listen_and_serve(app, listener, args, {"CERT": None}, no_background)
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("It answers to ") and last.endswith("(more: COMPANION_TRUSTED_HOSTS)")
     names = last.removeprefix("It answers to ").partition(" (")[0].split(", ")
