@@ -49,6 +49,8 @@ def test_a_twelve_letter_name_is_whole_on_the_tv(browser, page, lan_server, arti
         tv.screenshot(path=artifacts / f"tv-names-round-{lang}.png")
         assert sorted(set(steps.all_inner_texts())) == sorted(names)
         assert tv.eval_on_selector_all(".summary-steps .name", CUT) == []
+        # The score's names too: five players leave it the height for two lines each.
+        assert tv.eval_on_selector_all("#live-score tbody .name", CUT) == []
         tv.screenshot(path=artifacts / f"tv-names-round-{lang}.png")
     finally:
         tv.context.close()
