@@ -55,8 +55,11 @@ def review_page(match_id: int, game: int):
     if game > len(state.games):
         abort(404)
     played = replayed_game(state, state.games[game - 1])
-    if played.game.mode != "cards" or not played.finished:
+    if played.game.mode != "cards":
         abort(404)
+    if not played.finished:  # its review comes at its end: the page says so
+        page = {"match": state.match, "game": played, "number": 1, "rounds": 0}
+        return render("matches/review.html", "review_round", **page, pending=True, playing=True)
     rounds = len(played.table.rounds)
     number = asked_number(request.args.get("round"), 1, rounds)
     follow = asked_number(request.args.get("player"), None, None, state.player_ids)

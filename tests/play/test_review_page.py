@@ -146,11 +146,14 @@ def test_an_address_that_names_nothing_is_a_404(client, reviewed, query):
     assert page_of(client, match_id, query).status_code == 404
 
 
-def test_no_review_page_for_a_game_being_played_typed_scores_or_no_such_game(client, reviewed):
+def test_no_review_page_for_typed_scores_or_no_such_game(client, reviewed):
     match_id, ids = reviewed
     assert client.get(f"/matches/{match_id}/games/2/review").status_code == 404
     assert start_game(client, match_id, [5, 15, 25, 35]).status_code == 303
-    assert client.get(f"/matches/{match_id}/games/2/review").status_code == 404  # being played
+    # A game being played: its review comes at its end, and the page says so.
+    playing = client.get(f"/matches/{match_id}/games/2/review")
+    assert playing.status_code == 200
+    assert "This game is still being played: its review comes once it is over." in playing.text
     assert client.get(f"/matches/{match_id + 1}/games/1/review").status_code == 404
     other = start_match(client, ids)
     assert score_game(client, other, {ids[0]: 3, ids[1]: 5, ids[2]: 0}).status_code == 303
