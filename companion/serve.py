@@ -435,13 +435,27 @@ class Worker(getattr(ggevent, "GeventWorker", object)):
     def close_idle(self) -> None:
         """Shut the idle connections down: the read that waits for their next request
         ends as when a phone closes one (not cancelled by gevent, which gunicorn would log
-        as a socket error). A twin of the socket shuts it, the handler closes its own."""
+        as a socket error). A twin of the socket shuts it, the handler closes its own.
+
+        A connection whose request has already come (accepted just before the stop, its
+        bytes not read yet) is not idle: it is answered, then closed. Shut, its phone's
+        request would fail although the server still answers."""
         for client in list(getattr(self, "idle", ())):
             with (
                 suppress(OSError),
                 socket.fromfd(client.fileno(), client.family, client.type) as twin,
             ):
-                twin.shutdown(socket.SHUT_RDWR)
+                if not request_waiting(twin):
+                    twin.shutdown(socket.SHUT_RDWR)
+
+
+def request_waiting(connection: socket.socket) -> bool:
+    """True when bytes wait to be read on ``connection`` (a peek that never waits)."""
+    connection.settimeout(0)  # gevent's socket too: no data is an error at once
+    try:
+        return bool(connection.recv(1, socket.MSG_PEEK))
+    except BlockingIOError:
+        return False
 
 
 def handshake_in_handler(_config, make_context):

@@ -91,6 +91,23 @@ def test_a_stop_while_a_worker_still_loads_the_app_is_a_stop():
     assert worker.alive is False
 
 
+def test_a_stop_shuts_idle_connections_but_answers_a_request_already_sent():
+    """On a stop (or SIGHUP's reload) the connections waiting for a request are shut at
+    once; one whose request came just before the stop is answered first (shut, its
+    phone's request fails although the server is there: seen in CI during a reload)."""
+    worker = serve.Worker.__new__(serve.Worker)
+    asked, asking = socket.socketpair()
+    idle, idling = socket.socketpair()
+    with asked, asking, idle, idling:
+        asking.sendall(b"GET /healthz HTTP/1.1\r\n\r\n")
+        worker.idle = {asked, idle}
+        worker.close_idle()
+        assert idling.recv(1) == b""  # shut: the phone sees the connection end
+        assert asked.recv(64).startswith(b"GET /healthz")  # still there to be answered
+        asked.sendall(b"HTTP/1.1 200 OK\r\n\r\n")
+        assert asking.recv(64).startswith(b"HTTP/1.1 200")
+
+
 def test_workers_end_when_their_parent_is_killed_and_the_port_serves_again(tmp_path):
     """kill -9 of the parent leaves no orphan answering; the next start gets the port."""
     server, port = start_server(tmp_path)
@@ -150,24 +167,33 @@ def test_sighup_replaces_the_workers_while_phones_keep_getting_answers(tmp_path)
     server, port = start_server(tmp_path)
     try:
         old = set(workers_of(server.pid))
-        codes: list[int] = []
+        codes: list = []
         polling = threading.Event()
         poller = threading.Thread(target=keep_asking, args=(port, codes, polling))
         poller.start()
         server.send_signal(signal.SIGHUP)
-        wait_for(lambda: all(gone(pid) for pid in old) and len(workers_of(server.pid)) == 2)
+        log = tmp_path / "server.log"
+
+        def reloaded() -> bool:
+            return all(gone(pid) for pid in old) and len(workers_of(server.pid)) == 2
+
+        wait_for(reloaded, log=log, seconds=60)  # old ones end within graceful_timeout
         polling.set()
         poller.join()
         assert not old & set(workers_of(server.pid))
-        assert codes and set(codes) == {200}
+        assert codes and set(codes) == {200}, (codes, log.read_text())
     finally:
         stop(server)
 
 
-def keep_asking(port: int, codes: list[int], done: threading.Event) -> None:
-    """Ask /healthz again and again until ``done``; collect the status codes."""
+def keep_asking(port: int, codes: list, done: threading.Event) -> None:
+    """Ask /healthz again and again until ``done``; collect the status codes (or what
+    failed instead of an answer)."""
     while not done.is_set():
-        codes.append(status(port, "/healthz"))
+        try:
+            codes.append(status(port, "/healthz"))
+        except OSError as error:  # urllib's errors, a reset, a timeout
+            codes.append(repr(error))
 
 
 def test_a_stuck_worker_is_replaced(tmp_path):
