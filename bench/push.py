@@ -52,6 +52,7 @@ from bench.serving import (
     machine_cpu_seconds,
     start_server,
 )
+from companion.background import NICEST
 from tests.servers import free_port
 
 EVENTS = re.compile(r"events\?since=(\d+)&amp;table=(\d+)")
@@ -216,6 +217,16 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def background_pid(server: int) -> int | None:
+    """The server's background process (``companion.background``): its child at nice 19."""
+    for pid in descendants(server):
+        with suppress(OSError):
+            nice = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+            if nice == NICEST:
+                return pid
+    return None
+
+
 def line(name: str, values: list[float]) -> str:
     """A figure's median, p95 and max in milliseconds."""
     if not values:
@@ -252,21 +263,27 @@ def main() -> None:
                 print(f"server: {held}; database: {'PostgreSQL' if args.postgresql else 'SQLite'}")
                 for players in args.players:
                     machine, ours = machine_cpu_seconds(), cpu_seconds(server.pid)
+                    background = background_pid(server.pid)
+                    behind = cpu_seconds(background) if background else 0.0
                     mine, wall = os.times(), time.perf_counter()
                     figures = play(port, url, players, args.games, args.between_games)
                     elapsed = time.perf_counter() - wall
                     spent = cpu_seconds(server.pid) - ours
+                    behind = (cpu_seconds(background) - behind) if background else 0.0
                     me = sum(os.times()[:2]) - sum(mine[:2])
                     database = cpu_seconds(database_pid) if database_pid else 0.0
                     others = max(machine_cpu_seconds() - machine - spent - me, 0.0)
                     pause = f", {args.between_games:g} s before each" if args.between_games else ""
+                    rounds = len(figures["write"])
                     print(f"{players} players, {args.games} games{pause}:")
                     print(line("round's write (answer)", figures["write"]))
                     print(line("round's push, rounds 1-9", figures["push"]))
                     print(line("round 10's push", figures["push 10"]))
                     print(line("luck's push (second)", figures["luck"]))
                     print(
-                        f"  CPU in {elapsed:.1f} s: server {spent:.2f} s, this script {me:.2f} s"
+                        f"  CPU in {elapsed:.1f} s: server {spent:.2f} s (background process"
+                        f" {behind:.2f} s, {1000 * (spent - behind) / rounds:.1f} ms a round the"
+                        f" rest), this script {me:.2f} s"
                         + (f", PostgreSQL {database:.1f} s so far" if database_pid else "")
                         + f"; other programs on the machine {others:.2f} s ({os.cpu_count()} cores)"
                     )
