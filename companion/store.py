@@ -436,10 +436,11 @@ def reviews_left(match_id: int) -> int:
     return len(game_review.unreviewed(match_id))
 
 
-def follow_changes(engine: Engine) -> Callable:
-    """How a process follows every change to this database (SQLite's data_version,
-    PostgreSQL's NOTIFY), as the live streams' feed does (``companion.background``)."""
-    return storage.follower(engine)
+def follow_changes(engine: Engine, every: float | None = None) -> Callable:
+    """How a process follows every change to this database (SQLite's data_version, looked
+    at every ``every`` seconds; PostgreSQL's NOTIFY), as the live streams' feed does
+    (``companion.background``)."""
+    return storage.follower(engine, every)
 
 
 def carry_correction(match_id: int) -> None:

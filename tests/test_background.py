@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from driver import (
@@ -22,7 +23,7 @@ from driver import (
     start_match,
     undo,
 )
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from companion import background, derived, rules, store
 from companion.db import db
@@ -30,6 +31,7 @@ from companion.derived import GameResult, game_review
 from companion.derived.tables import PlayLuck, ReviewCard
 from companion.models import Game, Match
 from companion.state import played_game
+from companion.storage import sqlite as sqlite_storage
 
 pytestmark = pytest.mark.app_config(LUCK_APART=True)
 
@@ -77,6 +79,26 @@ def test_a_rounds_write_places_no_card_for_luck(app, client, started, monkeypatc
     one_look(app)
     assert luck_rows(app, match_id) == 3
     assert version_of(app, match_id) == before + 2  # the second push: the luck's write
+
+
+def test_a_rounds_write_reads_no_match_with_its_seats_and_games(app, client, started):
+    """The finding of bench.round_cpu (issue 59): inside its transaction, under the
+    writer lock, the round's write loaded the whole match (its seats, their players, its
+    games) to ask whether the newest game is played with cards. The replay it was checked
+    against is read before; in the transaction, one small query does."""
+    match_id, ids = started
+    assert client.get(f"/matches/{match_id}").status_code == 200  # the version's replay
+    sent = []
+    with app.app_context():
+        record = lambda *args: sent.append(args[2])  # noqa: E731 (the statement)
+        event.listen(db.engine, "before_cursor_execute", record)
+        try:
+            answer = enter_round(client, match_id, dict(zip(ids, (11, 31, 51), strict=True)))
+        finally:
+            event.remove(db.engine, "before_cursor_execute", record)
+    assert answer.status_code == 303
+    begun = next(n for n, each in enumerate(sent) if each.startswith('UPDATE "match" SET version'))
+    assert not [each for each in sent[begun:] if "FROM seat" in each]
 
 
 def test_the_round_reaches_the_other_phones_while_luck_is_slowed_on_purpose(
@@ -414,6 +436,19 @@ def test_the_follower_looks_when_asked_though_nothing_changed(app):
         thread.start()
         thread.join(timeout=30)
         assert not thread.is_alive() and feed.looks == 2
+
+
+@pytest.mark.sqlite_only(reason="SQLite's data_version is polled; PostgreSQL notifies")
+def test_the_background_looks_at_sqlites_data_version_a_few_times_a_second(app, monkeypatch):
+    """The finding of bench.push at a tenth of a core (issue 59): the background process
+    looked 50 times a second, as a stream's watcher does, and spent a tenth of that share
+    idle. It waits ``SETTLE`` after each change anyway: a few looks a second do."""
+    slept = []
+    monkeypatch.setattr(sqlite_storage, "time", SimpleNamespace(sleep=slept.append))
+    with app.app_context():
+        background.follow(Asking(db.engine))
+    assert slept and set(slept) == {background.LOOK_EVERY}
+    assert sqlite_storage.SQLITE_EVERY < background.LOOK_EVERY <= background.SETTLE / 2
 
 
 def stored_statistics(match_id: int) -> dict[str, set]:

@@ -188,8 +188,10 @@ def drop_stale_luck(match_id: int, corrected: Sequence[int] = ()) -> bool:
         for model in (PlayLuck, LuckPlayer):
             db.session.execute(delete(model).where(model.game_id.in_(corrected)))
         return True
-    match = db.session.get(Match, match_id)
-    return match is not None and any(game.mode == "cards" for game in match.games[-1:])
+    # One small query: the match's ORM object would load its seats, players and games
+    # here, under the writer lock (bench.round_cpu, issue 59).
+    newest = select(Game.mode).where(Game.match_id == match_id).order_by(Game.number.desc())
+    return db.session.scalar(newest.limit(1)) == "cards"
 
 
 class StaleLuck(NamedTuple):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from contextlib import nullcontext
+from functools import partial
 
 from flask import Flask
 from sqlalchemy import Connection, Engine, create_engine
@@ -114,6 +115,10 @@ def checkpoint_in_background(app: Flask) -> threading.Thread | None:
     return sqlite.checkpoint_in_background(engine) if is_sqlite(engine) else None
 
 
-def follower(engine: Engine) -> Callable:
-    """How the live streams' watcher follows this database's changes (``feed.Feed``)."""
-    return postgresql.listen if is_postgresql(engine) else sqlite.follow_data_version
+def follower(engine: Engine, every: float | None = None) -> Callable:
+    """How the live streams' watcher follows this database's changes (``feed.Feed``):
+    on SQLite a look at its data_version every ``every`` seconds (None: ``SQLITE_EVERY``,
+    a stream's), on PostgreSQL its notifications."""
+    if is_postgresql(engine):
+        return postgresql.listen
+    return partial(sqlite.follow_data_version, every=every or sqlite.SQLITE_EVERY)

@@ -303,9 +303,10 @@ def sqlite_write_undone(args, options: dict) -> None:
 SQLITE_EVERY = 0.02  # seconds between the watcher's data_version checks (a few µs each)
 
 
-def follow_data_version(feed) -> None:
-    """The live streams' watcher: read the watched stamps whenever data_version moves,
-    or when the feed asks for a look with nothing changed (``due``).
+def follow_data_version(feed, every: float = SQLITE_EVERY) -> None:
+    """The live streams' watcher: read the watched stamps whenever data_version moves
+    (looked at every ``every`` seconds), or when the feed asks for a look with nothing
+    changed (``due``).
 
     ``feed`` is a ``companion.storage.feed.Feed`` (or the background process's
     ``Matches``); its connection is of its own, so every other connection's commit moves
@@ -319,7 +320,7 @@ def follow_data_version(feed) -> None:
             if version != seen or feed.due:
                 seen = version
                 feed.refresh()
-            time.sleep(SQLITE_EVERY)
+            time.sleep(every)
     finally:
         connection.close()
 
