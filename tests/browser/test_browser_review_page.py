@@ -148,12 +148,19 @@ def ten_players_reviewed(tmp_path_factory):
     yield from served_review(tmp_path_factory.mktemp("ten"), ten_players_over)
 
 
+# Each name shown and whether it is on one line (not wrapped: a line's height, not two).
+ONE_LINE = """names => Object.fromEntries(names.map(el => [el.textContent,
+  el.getBoundingClientRect().height < 1.5 * parseFloat(getComputedStyle(el).lineHeight)]))"""
+
+
 def round_in_view(page, entry: dict, steps: tuple[str, ...]) -> None:
     """Every play of the round, its better card and the round's steps inside the viewport."""
     plays = page.locator(".review-play")
     expect(plays).to_have_count(len(entry["plays"]))
     for index in range(len(entry["plays"])):
         assert in_view(plays.nth(index)), (entry["round"], index, plays.nth(index).bounding_box())
+    names = page.locator(".review-play .who").evaluate_all(ONE_LINE)
+    assert all(names.values()), (entry["round"], names)  # a twelve-letter name fits whole
     for rel in steps:
         step = page.locator(f'#review-round a[rel="{rel}"]')
         assert in_view(step), (entry["round"], rel, step.bounding_box())
