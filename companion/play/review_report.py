@@ -56,9 +56,9 @@ def review_document(game: int, reviewed: game_review.Reviewed) -> dict:
             {
                 "player_id": player.player,
                 "bulls": player.bulls,
-                "expected": player.expected,
+                "cards_dealt": player.cards_dealt,
                 "choices_cost": player.choices_cost,
-                "luck": player.luck,
+                "others_cards": player.others_cards,
                 "accuracy": player.accuracy,
             }
             for player in reviewed.players
@@ -118,13 +118,13 @@ ROW_LOSS_SHOWN = 1.0
 
 class ReviewLine(NamedTuple):
     """A player's game in the review's words, and their costliest plays. ``others_cards``:
-    the review's rest (``rules.review``'s ``luck``), named apart on every page: a
+    the review's rest, named apart from luck on every page and in ``review.json``: a
     household's "luck" is the luck note's figure (``rules.luck``) alone."""
 
     player_id: int
     name: str
     bulls: int
-    expected: float
+    cards_dealt: float
     choices_cost: float
     others_cards: float
     costliest: list[Costly]
@@ -159,9 +159,9 @@ def review_lines(state: MatchState, game: PlayedGame) -> list[ReviewLine] | None
             player_id,
             state.name(player_id),
             player.bulls,
-            player.expected,
+            player.cards_dealt,
             player.choices_cost,
-            player.luck,
+            player.others_cards,
             sorted(costly.get(player_id, []), key=lambda entry: -entry.loss)[:COSTLIEST],
         )
         for player_id in state.player_ids

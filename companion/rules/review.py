@@ -1,7 +1,7 @@
 """The review of a finished game, play by play: was there a better card in the hand?
 
-Luck (``luck``) says how much the others' cards did to a player, given the card they
-chose. The review weighs the choice itself, from the player's own information: once a
+Luck (``luck``) says how much the others' cards did to a player in each round, given
+the card they chose. The review weighs the choice itself, from the player's own information: once a
 game is over each hand is known (the ten cards its player played), so for every round
 the cards the player still held are known, and each of them is figured as if it had
 been played instead.
@@ -33,12 +33,12 @@ The play's grade weighs what its player chose, card and row together: its ``cost
 loss and the row loss) by ``GRADES``, "best" while it is within ``NOISE_WIDTH`` standard
 errors (the two noises together: their draws are apart).
 
-A player's game is then: bulls taken = what the deal made likely + the choices' cost -
-luck, where what the deal made likely is the bulls expected to the game's end from the
-first round with the hand's best card then, the choices' cost the sum of the losses (the
-rows' too), and
-luck what is left (positive: fewer bulls than the deal and the choices made likely). It
-is not ``luck``'s figure, which weighs each round's card alone.
+A player's game is then: bulls taken = the cards dealt + the choices' cost - the others'
+cards, where the cards dealt are the bulls expected to the game's end from the first
+round with the hand's best card then, the choices' cost the sum of the losses (the
+rows' too), and the others' cards what is left (positive: fewer bulls than the deal and
+the choices made likely). The others' cards are not luck: a household's luck is
+``luck``'s figure, which weighs each round's card alone.
 """
 
 from __future__ import annotations
@@ -126,15 +126,16 @@ class PlayReview(NamedTuple):
 
 
 class PlayerReview(NamedTuple):
-    """A player's game: the bulls taken, what the deal made likely, what the choices cost
-    (the sum of the losses, the rows' too), luck (what is left: positive when fewer
-    bulls) and the share of plays graded best or good."""
+    """A player's game: the bulls taken, what the cards dealt made likely, what the
+    choices cost (the sum of the losses, the rows' too), what the others' cards did
+    (what is left: positive when fewer bulls) and the share of plays graded best or
+    good. Named as the pages name them: a household's luck is ``luck``'s figure alone."""
 
     player: Player
     bulls: int
-    expected: float
+    cards_dealt: float
     choices_cost: float
-    luck: float
+    others_cards: float
     accuracy: float
 
 
@@ -340,7 +341,7 @@ def player_reviews(
     reviewed: Sequence[Sequence[PlayReview]], bulls: dict[Player, int]
 ) -> list[PlayerReview]:
     """Each player's game from their plays' reviews, in the order they first played:
-    bulls = what the deal made likely + the choices' cost - luck; the accuracy counts
+    bulls = the cards dealt + the choices' cost - the others' cards; the accuracy counts
     the whole choices graded best or good."""
     plays: dict[Player, list[PlayReview]] = {}
     for round_plays in reviewed:

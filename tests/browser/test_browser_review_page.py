@@ -4,10 +4,13 @@ each play's grade word and better card as review.json has them, the round's play
 one screen; without JavaScript the links alone; on the TV at 1280x720, a slide.
 Screenshots to look at."""
 
+import random
+
 import pytest
 from browsing import fits_the_phone, htmx_started, in_view
 from chromium import LAN_HOST
 from conftest import make_app, serving
+from driver import add_players, play_game, start_match
 from playwright.sync_api import expect
 from test_browser_review_arrives import game_over
 
@@ -26,18 +29,24 @@ GRADES = {
 ROUND = {"en": "Round {} of 10", "de": "Runde {} von 10", "fr": "Tour {} sur 10"}
 
 
-@pytest.fixture(scope="module")
-def reviewed_game(tmp_path_factory):
-    """A LAN app whose match has game 1 over and reviewed: (address, match id, review)."""
-    app = make_app(tmp_path_factory.mktemp("review") / "companion.sqlite", TRUSTED_HOSTS=LAN_HOST)
+def served_review(folder, played):
+    """A LAN app whose match, ``played(client)`` its game 1 over, is reviewed, served:
+    yields (the review page's address, review.json)."""
+    app = make_app(folder / "companion.sqlite", TRUSTED_HOSTS=LAN_HOST)
     client = app.test_client()
-    match_id = game_over(client)
+    match_id = played(client)
     with app.app_context():
         store.luck_after(match_id)
         assert store.review_after(match_id) == 1
     document = client.get(f"/matches/{match_id}/games/1/review.json").get_json()
     with serving(app) as port:
         yield f"http://{LAN_HOST}:{port}/matches/{match_id}/games/1/review", document
+
+
+@pytest.fixture(scope="module")
+def reviewed_game(tmp_path_factory):
+    """Anna, Ben and Cleo's game 1 over and reviewed: (address, review.json)."""
+    yield from served_review(tmp_path_factory.mktemp("review"), game_over)
 
 
 def better_card(play: dict) -> str | None:
@@ -118,3 +127,71 @@ def test_the_tv_shows_a_round_as_a_slide(page, reviewed_game, artifacts):
     assert float(size.removesuffix("px")) >= 20  # read across the room
     fits_the_phone(page, 1280)
     page.screenshot(path=artifacts / "review-page-tv.png")
+
+
+# Ten players with twelve-letter names: the longest round a phone shows.
+TEN = ("Bartholomäus", "Konstantinos", "Maximilianus", "Hildegardine", "Christophine",
+       "Ferdinandine", "Marie-Louise", "Jean-Baptist", "Alessandrina", "Massimiliano")  # fmt: skip
+
+
+def ten_players_over(client) -> int:
+    """Ten players with twelve-letter names, their match's game 1 over: the match's id."""
+    ids = add_players(client, *TEN)
+    match_id = start_match(client, ids)
+    play_game(client, match_id, ids, random.Random(56))
+    return match_id
+
+
+@pytest.fixture(scope="module")
+def ten_players_reviewed(tmp_path_factory):
+    """Game 1 of ten players over and reviewed: (address, review.json)."""
+    yield from served_review(tmp_path_factory.mktemp("ten"), ten_players_over)
+
+
+# Each name shown and whether it is on one line (not wrapped: a line's height, not two).
+ONE_LINE = """names => Object.fromEntries(names.map(el => [el.textContent,
+  el.getBoundingClientRect().height < 1.5 * parseFloat(getComputedStyle(el).lineHeight)]))"""
+
+
+def round_in_view(page, entry: dict, steps: tuple[str, ...]) -> None:
+    """Every play of the round, its better card and the round's steps inside the viewport."""
+    plays = page.locator(".review-play")
+    expect(plays).to_have_count(len(entry["plays"]))
+    for index in range(len(entry["plays"])):
+        assert in_view(plays.nth(index)), (entry["round"], index, plays.nth(index).bounding_box())
+    names = page.locator(".review-play .who").evaluate_all(ONE_LINE)
+    assert all(names.values()), (entry["round"], names)  # a twelve-letter name fits whole
+    for rel in steps:
+        step = page.locator(f'#review-round a[rel="{rel}"]')
+        assert in_view(step), (entry["round"], rel, step.bounding_box())
+
+
+def steps_of(number: int) -> tuple[str, ...]:
+    """The round's previous and next links: none before round 1 or after round 10."""
+    return tuple(rel for rel, there in (("prev", number > 1), ("next", number < 10)) if there)
+
+
+SCREENS = {"phone": (390, 844), "tv": (1280, 720)}
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+@pytest.mark.parametrize("screen", SCREENS)
+def test_ten_players_round_fits_one_screen(page, ten_players_reviewed, artifacts, screen, lang):
+    """Each round of ten players with long names on one screen, in each language: every
+    play and the round's steps inside the viewport, no scrolling sideways; on the TV
+    (1280x720) a slide with the rows beside the plays and no scrolling at all."""
+    address, document = ten_players_reviewed
+    width, height = SCREENS[screen]
+    assert any(play["grade"] != "best" for entry in document["rounds"] for play in entry["plays"])
+    page.set_viewport_size({"width": width, "height": height})
+    page.context.set_extra_http_headers({"Accept-Language": lang})
+    for entry in document["rounds"]:
+        page.goto(f"{address}?round={entry['round']}")
+        page.screenshot(path=artifacts / f"review-ten-{screen}-{lang}-{entry['round']}.png")
+        round_as_reviewed(page, entry, lang)
+        round_in_view(page, entry, steps_of(entry["round"]))
+        fits_the_phone(page, width)
+        if screen == "tv":
+            rows, plays = page.locator(".rows-before"), page.locator(".review-plays")
+            assert rows.bounding_box()["x"] < plays.bounding_box()["x"]  # side by side
+            assert page.evaluate("document.documentElement.scrollHeight") <= height

@@ -86,7 +86,11 @@ def test_a_finished_games_review_is_pending_until_the_background_figures_it(app,
     bulls = {player["player_id"]: player["bulls"] for player in luck["players"]}
     for player in document["players"]:
         assert player["bulls"] == bulls[player["player_id"]]
-        total = player["expected"] + player["choices_cost"] - player["luck"]
+        # Issue 56: named as the pages name them ("cards dealt", "the others' cards"): a
+        # household's luck (and expected) is luck.json's figure alone.
+        named = {"player_id", "bulls", "cards_dealt", "choices_cost", "others_cards", "accuracy"}
+        assert set(player) == named
+        total = player["cards_dealt"] + player["choices_cost"] - player["others_cards"]
         assert player["bulls"] == pytest.approx(total)
         assert 0 <= player["accuracy"] <= 1
 

@@ -146,7 +146,8 @@ def test_every_play_weighs_its_hand_and_the_players_add_up(rng, game):
     taken = bulls_of(rounds)
     for player in review.player_reviews(reviewed, taken):
         assert player.bulls == taken[player.player]
-        assert player.bulls == pytest.approx(player.expected + player.choices_cost - player.luck)
+        made = player.cards_dealt + player.choices_cost - player.others_cards
+        assert player.bulls == pytest.approx(made)
         assert 0 <= player.accuracy <= 1
 
 
