@@ -327,8 +327,10 @@ def element(raw: bytes, start: int, end: int, kind: str | None = None) -> Any:
     if kind is None and (deep := deepest_at(raw, start, end)) is not None:
         raise too_deep(raw, deep)
     try:
-        value = shapes.READ[kind](memoryview(raw)[start:end]) if kind else DECODE(
-            memoryview(raw)[start:end]
+        value = (
+            shapes.READ[kind](memoryview(raw)[start:end])
+            if kind
+            else DECODE(memoryview(raw)[start:end])
         )
         if duplicate_free(raw, start, end, value):
             return value
