@@ -134,7 +134,7 @@ def read_matches(entries: Iterable, names: set[str], version: int = VERSION) -> 
     first: dict[bytes, int] = {}
     rematches: dict[int, Origin] = {}  # a rematch's number: the match it is the rematch of
     number = 0
-    for number, entry in enumerate(entries, 1):
+    for number, entry in enumerate(placed(entries, N_("Match %(number)d")), 1):
         try:
             match = read_match(entry, names, version)
             match.number = number
@@ -163,6 +163,21 @@ def read_matches(entries: Iterable, names: set[str], version: int = VERSION) -> 
             rematch=beyond,
             count=number,
         )
+
+
+def placed(entries: Iterable, template: str) -> Iterator:
+    """Each of ``entries``; a BackupError in reading one (``parse.Deferred``: a wrong
+    shape) placed at ``template`` with its number (1 = the first)."""
+    iterator, number = iter(entries), 0
+    while True:
+        number += 1
+        try:
+            entry = next(iterator)
+        except StopIteration:
+            return
+        except BackupError as error:
+            raise error.at(template, number=number) from None
+        yield entry
 
 
 class Origin(NamedTuple):

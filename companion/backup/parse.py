@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from companion.backup import shapes
 from companion.backup.fields import BackupError
 from companion.models import MAX_MATCHES_HELD, MAX_PLAYERS_HELD
 from companion.rules import N_
@@ -73,12 +74,9 @@ BLOCK = MEBIBYTE  # bytes counted or checked as UTF-8 at once
 # Possessive (*+): the reader keeps no way back into a string, which for one of a million
 # escapes took 20 bytes each (a 64 MB name of escaped emoji, 1.4 GB).
 IN_STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
-STRING = re.compile(IN_STRING)
 BRACKET = re.compile(IN_STRING + rb"|[\[{]|[\]}]")
 LONG_NUMBER = re.compile(IN_STRING + rb"|-?\d{%d,}" % (MAX_DIGITS + 1))
 CONSTANT = re.compile(IN_STRING + rb"|NaN|-?Infinity")
-NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
-NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'[]{}"\\')
 DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"0" * 9)
 SCAN_BLOCK = MEBIBYTE  # bytes of the file translated at a time (has_long_digits)
 # A byte that continues a character (UTF-8: 10xxxxxx), and every other byte.
@@ -89,6 +87,12 @@ TRAILING = re.compile(r"trailing characters \(byte (\d+)\)$")  # msgspec's error
 SKIP = msgspec.json.Decoder(msgspec.Raw)  # a value's end found, nothing of it built
 DECODE = msgspec.json.Decoder().decode
 ENCODE = msgspec.json.Encoder().encode
+# What msgspec refuses and the standard library reads, made readable by msgspec for a look
+# at the shape alone: a lone surrogate (\ud800) becomes a space, 1e999 becomes 1e0.
+SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+OUT_OF_RANGE = re.compile(rb"[eE]\+?[0-9]{3,}")
+# The lists of the top-level object whose elements have a shape (``shapes``), by key.
+SHAPED = {"players": "player", "matches": "match"}
 
 
 class Limit(NamedTuple):
@@ -147,11 +151,6 @@ def load(raw: bytes) -> Any:
     """
     if not raw.isascii():
         check_text(raw)  # UnicodeDecodeError: the caller says "not UTF-8"
-    if too_deep(raw):
-        line, column = place(raw, deepest_at(raw))
-        raise refusal(
-            N_("lists and objects nest more than %(limit)d deep."), line, column, limit=MAX_DEPTH
-        )
     # A run of digits this long is rare even inside texts: only then look closer.
     if has_long_digits(raw) and (offset := first(LONG_NUMBER, raw)) is not None:
         line, column = place(raw, offset)
@@ -160,11 +159,21 @@ def load(raw: bytes) -> Any:
         )
     try:
         return decode(raw)
+    except RecursionError:  # msgspec's, and the standard library's: a thousand deep
+        raise too_deep(raw, deepest_at(raw)) from None
     except NotANumber:
         line, column = place(raw, first(CONSTANT, raw))
         raise refusal(N_("NaN and Infinity are not numbers in JSON."), line, column) from None
     except DuplicateKey as duplicate:
         raise twice(duplicate) from None
+
+
+def too_deep(raw: bytes, offset: int | None) -> BackupError:
+    """The refusal of lists and objects nested deeper than MAX_DEPTH at ``offset``."""
+    line, column = place(raw, offset)
+    return refusal(
+        N_("lists and objects nest more than %(limit)d deep."), line, column, limit=MAX_DEPTH
+    )
 
 
 def check_text(raw: bytes) -> None:
@@ -207,43 +216,12 @@ def has_long_digits(raw: bytes) -> bool:
     )
 
 
-def structure(raw: bytes) -> bytes:
-    """The file's brackets outside strings, in order.
-
-    The quick way keeps only brackets, quotes and backslashes, then drops every pair
-    of quotes with nothing between them: a text without brackets or escapes. When no
-    quote is left, what is left is the brackets outside strings (a real backup's names
-    and dates hold none). Otherwise the strings are cut out with a regular expression.
-    """
-    shape = raw.translate(None, NOT_STRUCTURE)
-    if b"\\" not in shape:
-        shape = shape.replace(b'""', b"")
-        if b'"' not in shape:
-            return shape
-    return STRING.sub(b"", raw).translate(None, NOT_BRACKETS)
-
-
-def too_deep(raw: bytes) -> bool:
-    """True when lists and objects nest deeper than MAX_DEPTH (cheap: C-speed passes).
-
-    Only the brackets outside strings are kept; each pass removes the innermost pairs,
-    so a file within the limit is empty after at most MAX_DEPTH passes. Anything else
-    (deeper, or brackets that do not pair) is counted bracket by bracket.
-    """
-    shape = structure(raw)
-    for _ in range(MAX_DEPTH):
-        shape, before = shape.replace(b"[]", b"").replace(b"{}", b""), len(shape)
-        if not shape:
-            return False
-        if len(shape) == before:
-            break  # brackets that do not pair: count them one by one
-    return deepest_at(raw) is not None
-
-
-def deepest_at(raw: bytes) -> int | None:
-    """Where the nesting first passes MAX_DEPTH (only run when it does: slow)."""
+def deepest_at(raw: bytes, start: int = 0, end: int | None = None) -> int | None:
+    """Where the nesting of ``raw[start:end]`` first passes MAX_DEPTH: a Python loop, up
+    to there, run on a value of at most MAX_VALUE bytes, or on the file where msgspec
+    found it a thousand deep."""
     depth = 0
-    for found in BRACKET.finditer(raw):
+    for found in BRACKET.finditer(raw, start, len(raw) if end is None else end):
         token = found.group()
         if token in (b"[", b"{"):
             depth += 1
@@ -317,9 +295,12 @@ def duplicate_free(raw: bytes, start: int, end: int, value: Any) -> bool:
 class Deferred:
     """A list of the file still in its bytes: its elements are read when iterated."""
 
-    def __init__(self, raw: bytes, bounds: array, params: dict[str, Any]) -> None:
-        # Where each element starts and where what follows it starts: byte offsets.
-        self.raw, self.bounds, self.params = raw, bounds, params
+    def __init__(
+        self, raw: bytes, bounds: array, params: dict[str, Any], kind: str | None = None
+    ) -> None:
+        # Where each element starts and where what follows it starts: byte offsets; the
+        # elements' kind of object (``shapes``), if they have one.
+        self.raw, self.bounds, self.params, self.kind = raw, bounds, params, kind
 
     def __len__(self) -> int:
         return len(self.bounds) // 2
@@ -327,24 +308,43 @@ class Deferred:
     def __iter__(self) -> Iterator[Any]:
         """Each element, read from its own bytes (already known to be JSON); a key twice
         in one is refused as it is read."""
-        raw, bounds = self.raw, self.bounds
+        raw, bounds, kind = self.raw, self.bounds, self.kind
         for index in range(0, len(bounds), 2):
             try:
-                yield element(raw, bounds[index], bounds[index + 1])
+                yield element(raw, bounds[index], bounds[index + 1], kind)
             except DuplicateKey as duplicate:
                 raise twice(duplicate) from None
 
 
-def element(raw: bytes, start: int, end: int) -> Any:
-    """The value of ``raw[start:end]`` (known to be JSON), read by msgspec, or by the
-    standard library where msgspec refuses what it takes (a lone surrogate "\\ud800",
-    1e999) or where a key may come twice (raises DuplicateKey)."""
+def element(raw: bytes, start: int, end: int, kind: str | None = None) -> Any:
+    """The value of ``raw[start:end]`` (known to be JSON), read by msgspec as an object of
+    ``kind`` (``shapes``; a wrong shape is refused as it is read, with its place), or by
+    the standard library where msgspec refuses what it takes (a lone surrogate "\\ud800",
+    1e999) or where a key may come twice (raises DuplicateKey) or an unknown field was
+    skipped: then msgspec looks at the shape first, every field known, so that nothing is
+    built of a wrong one. A value without a shape (at most MAX_VALUE bytes) is refused
+    nested deeper than MAX_DEPTH; a shape nests less deep."""
+    if kind is None and (deep := deepest_at(raw, start, end)) is not None:
+        raise too_deep(raw, deep)
     try:
-        value = DECODE(memoryview(raw)[start:end])
+        value = (
+            shapes.READ[kind](memoryview(raw)[start:end])
+            if kind
+            else DECODE(memoryview(raw)[start:end])
+        )
         if duplicate_free(raw, start, end, value):
             return value
+    except msgspec.ValidationError as error:
+        if kind and not str(error).startswith("Number out of range"):
+            raise shapes.refusal(error, kind) from None
     except msgspec.DecodeError:
         pass
+    if kind:
+        readable = OUT_OF_RANGE.sub(b"e0", SURROGATE.sub(rb"\\u0020", raw[start:end]))
+        try:
+            shapes.EXACT[kind](readable)
+        except msgspec.ValidationError as error:
+            raise shapes.refusal(error, kind) from None
     return STANDARD.decode(raw[start:end].decode("utf-8"))
 
 
@@ -469,7 +469,8 @@ class Reader:
             if raw[at : at + 1] == b"[":
                 count = MAX_ENTRIES.get(key, MAX_OTHER_ENTRIES)
                 most = Limit(TOO_MANY_ENTRIES, f"{count:,}", count)
-                value, at = self.entries(at, most, ENTRY_LIMIT, {"key": key[:50]})
+                params = {"key": key[:50]}
+                value, at = self.entries(at, most, ENTRY_LIMIT, params, SHAPED.get(key))
             else:
                 value, at = self.value(at, VALUE_LIMIT)
             pairs.append((key, value))
@@ -481,14 +482,20 @@ class Reader:
             at = blank(raw, at + 1)
 
     def entries(
-        self, start: int, most: Limit, largest: Limit, params: dict[str, Any]
+        self,
+        start: int,
+        most: Limit,
+        largest: Limit,
+        params: dict[str, Any],
+        kind: str | None = None,
     ) -> tuple[Deferred, int]:
         """The list at ``start``, checked and counted element by element, none of them
-        built: at most ``most.most`` elements of ``largest.most`` bytes."""
+        built: at most ``most.most`` elements of ``largest.most`` bytes (objects of
+        ``kind``, if given)."""
         raw, bounds = self.raw, array("q")
         at = blank(raw, start + 1)
         if raw[at : at + 1] == b"]":
-            return Deferred(raw, bounds, params), at + 1
+            return Deferred(raw, bounds, params, kind), at + 1
         while True:
             end = self.skip(at, largest, params)
             if len(bounds) == 2 * most.most:
@@ -496,7 +503,7 @@ class Reader:
             bounds.extend((at, end))
             at = blank(raw, end)
             if raw[at : at + 1] == b"]":
-                return Deferred(raw, bounds, params), at + 1
+                return Deferred(raw, bounds, params, kind), at + 1
             if raw[at : at + 1] != b",":
                 raise Placed("Expecting ',' delimiter", raw, at)
             at = blank(raw, at + 1)

@@ -305,8 +305,6 @@ JSON_VALUES = st.recursive(
 @given(value=JSON_VALUES, ascii_only=st.booleans(), tail=st.sampled_from(["", '"', "]", '\\"[']))
 def test_the_quick_scans_find_what_the_careful_ones_find(value, ascii_only, tail):
     raw = (json.dumps(value, ensure_ascii=ascii_only) + tail).encode()
-    careful_shape = parse.STRING.sub(b"", raw).translate(None, parse.NOT_BRACKETS)
-    assert parse.structure(raw) == careful_shape
     assert parse.has_long_digits(raw) == bool(re.search(rb"\d{%d}" % (parse.MAX_DIGITS + 1), raw))
 
 
