@@ -317,3 +317,18 @@ def derived_rows(match_id: int) -> tuple[int, int, int]:
             (ReviewCard, ReviewCard.game_id),
         )
     )
+
+
+def test_the_workers_serve_the_launchers_app_with_its_templates_compiled(app):
+    """Compiled at first use, the templates cost a worker a tenth of a game's CPU, and a
+    table's first rounds and a game's end waited for it at a Pi Zero's share (issue 59)."""
+    serve.compile_templates(app)
+    compiled = {name for _loader, name in app.jinja_env.cache}
+    assert compiled == set(app.jinja_env.list_templates()) and len(compiled) > 50
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        settings = {"CERT": None, "KEY": None, "LUCK_APART": True}
+        gunicorn = serve.Gunicorn(listener, 2, settings, app=app)
+        assert gunicorn.load() is app and app.config["LUCK_APART"] is True
+    finally:
+        listener.close()
