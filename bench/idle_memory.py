@@ -50,8 +50,9 @@ def main() -> None:
 
 
 def role(master: int, pid: int) -> str:
-    """Which of the server's processes ``pid`` is."""
-    return "gunicorn's master " if pid == master else f"forked, pid {pid:7d}"
+    """Which of the server's processes ``pid`` is: the launcher is gunicorn's master, or
+    with one worker that worker itself (``companion.serve.Gunicorn.serve_alone``)."""
+    return "the launcher      " if pid == master else f"forked, pid {pid:7d}"
 
 
 if __name__ == "__main__":

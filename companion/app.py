@@ -8,12 +8,13 @@ from flask import Flask
 
 from companion import backup, commands, household, play, resolver, storage, web
 from companion.config import PROJECT_ROOT, configure
-from companion.db import csrf, db, migrate
+from companion.db import attach_migrations, csrf, db
 from companion.startup import check_storage
 
 
-def create_app(test_config: dict | None = None) -> Flask:
-    """Create and configure the companion app."""
+def create_app(test_config: dict | None = None, migrations: bool = True) -> Flask:
+    """Create and configure the companion app; ``migrations``: with Alembic's (`flask db`),
+    which the server's serving processes leave out (``companion.db.attach_migrations``)."""
     app = Flask(
         __name__,
         instance_path=str(PROJECT_ROOT / "instance"),
@@ -29,8 +30,8 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     db.init_app(app)
     storage.init_app(app)  # the database's own hooks: SQLite's pragmas, writer lock, WAL
-    # Batch mode: SQLite cannot ALTER most things, Alembic copies the table instead.
-    migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
+    if migrations:
+        attach_migrations(app, str(PROJECT_ROOT / "migrations"))
     csrf.init_app(app)
 
     for feature in (play, household, resolver, backup, commands):

@@ -6,8 +6,8 @@ PostgreSQL's locks, are ``companion.storage``; a write transaction is asked for 
 ``companion.store.writing``.
 """
 
+from flask import Flask
 from flask_babel import Babel
-from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData
@@ -30,9 +30,23 @@ class Base(DeclarativeBase):
 
 
 db = SQLAlchemy(model_class=Base)
-migrate = Migrate()
 csrf = CSRFProtect()
 babel = Babel()
+
+
+def attach_migrations(app: Flask, directory: str) -> None:
+    """Alembic's migrations in ``directory`` on ``app``: for `flask db`, the launcher's
+    upgrade, a restore's trial.
+
+    Flask-Migrate is imported here, not at the top: with Alembic and Mako it takes 11 MB
+    of memory, which the server's serving processes never need (the launcher migrates in
+    a process of its own, ``companion.serve.migrated``), a tenth of a small machine's
+    idle server (``bench.idle_memory``).
+    """
+    from flask_migrate import Migrate
+
+    # Batch mode: SQLite cannot ALTER most things, Alembic copies the table instead.
+    Migrate(app, db, directory=directory, render_as_batch=True)
 
 
 WRITE = "companion_write"  # execution option: this transaction writes (companion.store)

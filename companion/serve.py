@@ -2,9 +2,10 @@
 
 It binds the port first (a busy port is one line, before anything else but a certificate
 it cannot use), checks and migrates the database, prints the address phones should open
-with a QR code, and serves: with gunicorn's gevent workers on POSIX, or with waitress in
-this one process (Windows, or ``--workers 1``). With a certificate (COMPANION_CERT,
-COMPANION_KEY) gunicorn serves HTTPS, and the address and the links say https://.
+with a QR code, and serves: with gunicorn's gevent workers on POSIX (one worker in this
+process itself, on a machine of 1 GB or less), or with waitress in this one process
+(Windows). With a certificate (COMPANION_CERT, COMPANION_KEY) gunicorn serves HTTPS, and
+the address and the links say https://.
 """
 
 import sys
@@ -23,16 +24,17 @@ import gc
 import os
 import signal
 import socket
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 import waitress
-from flask_migrate import upgrade
 
 from companion import background, storage
 from companion.app import create_app
 from companion.backup.copies import copy_daily_in_background
-from companion.db import db
+from companion.config import PROJECT_ROOT
+from companion.db import attach_migrations, db
 from companion.startup import StorageError
 from companion.store import database_file, fill_statistics
 from companion.web.network import is_loopback, phone_url, print_qr
@@ -47,23 +49,29 @@ try:
     import gevent
     from gevent.server import StreamServer
     from gunicorn import arbiter as gunicorn_arbiter
+    from gunicorn import sock as gunicorn_sock
     from gunicorn.app.base import BaseApplication
     from gunicorn.http import wsgi as gunicorn_wsgi
     from gunicorn.workers import ggevent
 except ImportError:  # Windows: gunicorn needs fork; waitress serves in one process
     BaseApplication = StreamServer = object
-    gevent = gunicorn_arbiter = gunicorn_wsgi = ggevent = None
+    gevent = gunicorn_arbiter = gunicorn_sock = gunicorn_wsgi = ggevent = None
 
 BACKLOG = 1024  # connections waiting to be accepted
 # Connections a worker accepts each time its loop finds some waiting (gunicorn takes one).
 ACCEPT = 100
 MAX_WORKERS = 4
+# A machine with this much memory or less (MB) serves with one worker, in the launcher's
+# own process: the whole idle server then takes about 110 MB, where two workers took 155
+# (bench/idle_memory.py), a third of a Pi Zero 2 W's 512 MB (427 once its kernel is in).
+SMALL_MACHINE_MB = 1024
+MEMINFO = "/proc/meminfo"
 # Open connections a worker holds at once: every phone keeps an event stream open, and
 # a stream or a slow client costs a greenlet (bench/load.py holds 2,000 on two workers).
 CONNECTIONS = 4000
 # What the Server header says, with either server: no software or version to look up.
 SERVER_NAME = "companion"
-THREADS = 4  # waitress's threads (Windows, --workers 1): there phones poll instead
+THREADS = 4  # waitress's threads (Windows): there phones poll instead
 
 # gunicorn's settings for `make run`; GUNICORN_CMD_ARGS may override any of them.
 GUNICORN = {
@@ -86,8 +94,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--workers",
         type=int,
-        default=int(os.environ.get("COMPANION_WORKERS", default_workers())),
-        help="server processes (default: one per CPU core, at most 4)",
+        default=None,
+        help="server processes (default: one per CPU core, at most 4; one with 1 GB of "
+        "memory or less)",
     )
     parser.add_argument(
         "--cert",
@@ -100,6 +109,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the certificate's private key (PEM; default: COMPANION_KEY, else in --cert)",
     )
     args = parser.parse_args(argv)
+    if args.workers is not None:
+        args.workers_why = "as --workers asks"
+    elif "COMPANION_WORKERS" in os.environ:
+        args.workers = int(os.environ["COMPANION_WORKERS"])
+        args.workers_why = "as COMPANION_WORKERS asks"
+    else:
+        args.workers, args.workers_why = default_workers()
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     return args
@@ -108,9 +124,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def tls_problem(args: argparse.Namespace) -> str | None:
     """One line that says why the HTTPS asked for cannot be served, or None.
 
-    Waitress (Windows, ``--workers 1``) has no TLS. Serving plain HTTP instead would print
-    http:// links and QR codes the household did not ask for, and the phones that saved
-    the https:// address (or installed the app from it) would fail: better not to start.
+    Waitress (Windows) has no TLS. Serving plain HTTP instead would print http:// links
+    and QR codes the household did not ask for, and the phones that saved the https://
+    address (or installed the app from it) would fail: better not to start.
     """
     if args.key and not args.cert:
         return "COMPANION_KEY is set but COMPANION_CERT is not: set both for HTTPS."
@@ -121,17 +137,40 @@ def tls_problem(args: argparse.Namespace) -> str | None:
             "This computer's server (waitress, on Windows) cannot serve HTTPS: unset "
             "COMPANION_CERT and put Caddy in front (README: HTTPS at home)."
         )
-    if args.workers == 1:
-        return (
-            "One worker is served by waitress, which cannot serve HTTPS: use --workers 2 "
-            "or more with COMPANION_CERT, or put Caddy in front (README: HTTPS at home)."
-        )
     return certificate_problem(args.cert, args.key)
 
 
-def default_workers() -> int:
-    """One worker per core, at most MAX_WORKERS (each takes about 90 MB)."""
-    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+def default_workers() -> tuple[int, str]:
+    """How many workers serve, and why: one per core, at most MAX_WORKERS; one on a
+    machine of SMALL_MACHINE_MB or less (a second worker takes about 35 MB more)."""
+    memory = memory_mb()
+    if memory is not None and memory <= SMALL_MACHINE_MB:
+        return 1, f"this machine has {memory} MB of memory"
+    cores = os.cpu_count() or 1
+    if cores == 1:
+        return 1, "one core"
+    if cores > MAX_WORKERS:
+        return MAX_WORKERS, f"one per core, at most {MAX_WORKERS}"
+    return cores, "one per core"
+
+
+def memory_mb(meminfo: str | os.PathLike = MEMINFO) -> int | None:
+    """This machine's memory in MB (MemTotal: what its kernel leaves to programs), or
+    None where the system does not say so in /proc/meminfo (Windows, macOS)."""
+    try:
+        with open(meminfo) as lines:
+            for line in lines:
+                name, _, value = line.partition(":")
+                if name == "MemTotal":
+                    return int(value.split()[0]) // 1024  # in kB
+    except OSError:
+        return None
+    return None
+
+
+def workers_line(args: argparse.Namespace) -> str:
+    """The launcher's line that says how many workers serve, and why."""
+    return f"{args.workers} worker{'s' if args.workers > 1 else ''}: {args.workers_why}"
 
 
 @contextmanager
@@ -154,14 +193,16 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as error:
         raise SystemExit(cannot_listen(args.host, args.port, error)) from None
     try:
-        app = create_app(settings)
+        app = create_app(settings, migrations=False)
     except StorageError as error:
         raise SystemExit(error.format_message()) from None
+    migrated(app)
     with app.app_context():
         with one_server_at_a_time():
-            upgrade()
-            fill_statistics()
+            fill_statistics()  # here: what it loads and configures, the forks share
         db.engine.dispose()  # no connection may cross into a forked worker
+    if args.workers > 1:  # shared by the forks; one worker compiles them as it uses them
+        compile_templates(app)
     freeze_startup_objects()  # before the forks: their pages stay shared (see there)
     # Luck in a process of its own (its first look fills what was played before it ran,
     # or restored), kept running as the workers are (``keep_apart``); the workers figure
@@ -171,6 +212,51 @@ def main(argv: list[str] | None = None) -> None:
         listen_and_serve(app, listener, args, settings, keeper)
     finally:
         keeper.stop()  # the server's own end is the process's
+
+
+def compile_templates(app) -> None:
+    """Compile every template once, before the workers' forks: they share the
+    launcher's app (``Gunicorn.load``), so none compiles its own. Compiled at first use,
+    they took a worker a tenth of its CPU in a 3-game ``bench.push``. A server of one
+    worker (a machine of 1 GB or less) compiles them as it uses them: all of them at
+    once took 10 MB more of its idle memory (bench.idle_memory: 116 MB against 106)."""
+    for name in app.jinja_env.list_templates():
+        app.jinja_env.get_template(name)
+
+
+def migrated(app) -> None:
+    """Bring the database to the newest schema: in a process of its own where the
+    system forks, so that Alembic (11 MB, ``db.attach_migrations``) stays out of the
+    server's processes."""
+    if not background.FORKS:
+        migrate(app)
+        return
+    pid = background.fork()
+    if pid == 0:  # the migration's process: it never returns into the server's code
+        code = 1
+        try:
+            migrate(app)
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        raise SystemExit("The database could not be brought up to date: see above.")
+
+
+def migrate(app) -> None:
+    """Migrate in this process, then close its connections: none may cross into a fork."""
+    from flask_migrate import upgrade  # here alone: see ``migrated``
+
+    attach_migrations(app, str(PROJECT_ROOT / "migrations"))
+    with app.app_context():
+        with one_server_at_a_time():
+            upgrade()
+        db.engine.dispose()
 
 
 def keep_apart(keeper: background.Keeper, settings: dict) -> bool:
@@ -190,6 +276,7 @@ def listen_and_serve(
         listener.listen(BACKLOG)
     except OSError as error:
         raise SystemExit(cannot_listen(args.host, args.port, error)) from None
+    print(workers_line(args), flush=True)  # once it serves: a failed start is one line
     url = phone_url(args.host, args.port, scheme(settings))
     if is_loopback(args.host):
         print(
@@ -206,12 +293,12 @@ def listen_and_serve(
         if keep_apart(keeper, settings):
             keeper.keep_in_thread()
         app.config.update(settings)
-        serve(app, listener)
+        serve(app, listener, settings)
     else:
         allow_open_files()
         # gunicorn's master starts it, as it forks its workers (``Arbiter.start``).
         keeper.start = functools.partial(background.start, watched=True)
-        Gunicorn(listener, args.workers, settings, keeper).run()
+        Gunicorn(listener, args.workers, settings, keeper, app).run()
 
 
 def names_line(names: list[str]) -> str:
@@ -260,8 +347,13 @@ def cannot_listen(host: str, port: int, error: OSError) -> str:
     return f"Cannot listen on {where}: {error.strerror}. Check --host and --port."
 
 
-def serve(app, listener: socket.socket) -> None:
-    """Answer requests on the socket with waitress, in this process."""
+def serve(app, listener: socket.socket, settings: dict) -> None:
+    """Answer requests on the socket in this process: with one gunicorn gevent worker
+    (``Gunicorn.serve_alone``), or with waitress where there is no gunicorn (Windows)."""
+    if BaseApplication is not object:
+        allow_open_files()
+        Gunicorn(listener, 1, settings, app=app).serve_alone()
+        return
     # Every phone at every table keeps a connection open while it polls; waitress
     # allows only 100 by default, which a few busy tables would use up. It waits on
     # select(), which cannot watch more than 1024 descriptors: stay well below.
@@ -275,19 +367,23 @@ class Gunicorn(BaseApplication):
     """gunicorn's master on our bound socket, with ``workers`` gevent worker processes.
 
     One Python process runs one thread at a time, so a busy evening (or a Raspberry
-    Pi's four cores) is served by one worker per core. Each worker makes its own app
-    after the fork, so no database connection is shared; writes queue across workers
+    Pi's four cores) is served by one worker per core. Each worker serves its copy of
+    the launcher's app, whose connections were closed before the fork, so no database
+    connection is shared; writes queue across workers
     on the database's writer lock (``companion.store.writing``). gunicorn replaces a worker that
     dies or is stuck, reloads them all gracefully on SIGHUP, and each worker stops when
     it sees its master gone, however the master died. The master keeps the background
     process (``keeper``; None when there is none) alive too (``Arbiter``).
     """
 
-    def __init__(self, listener: socket.socket, workers: int, settings: dict, keeper=None):
+    def __init__(
+        self, listener: socket.socket, workers: int, settings: dict, keeper=None, app=None
+    ):
         self.listener = listener
         self.workers = workers
         self.settings = settings  # the app's: HOST, and CERT and KEY for HTTPS
         self.keeper = keeper
+        self.made = app  # the launcher's: its templates compiled (``compile_templates``)
         # gunicorn has no setting for its Server header (benoitc/gunicorn#825): its
         # responses take these two names from its http.wsgi module, set before any fork.
         gunicorn_wsgi.SERVER = gunicorn_wsgi.SERVER_SOFTWARE = SERVER_NAME
@@ -318,8 +414,32 @@ class Gunicorn(BaseApplication):
                 self.cfg.set(key.lower(), value)
 
     def load(self):
-        """The app, made in each worker after the fork."""
-        return create_app(self.settings)
+        """The launcher's app, made before the fork (its connections closed, its
+        templates compiled, its objects frozen: the workers share its pages), with the
+        settings the master has added (the background process's); else a new one."""
+        if self.made is None:
+            return create_app(self.settings, migrations=False)
+        self.made.config.update(self.settings)
+        return self.made
+
+    def serve_alone(self) -> None:
+        """Serve with one gevent worker in this process, without gunicorn's master.
+
+        A master of its own costs a small machine 25 MB more (bench/idle_memory.py),
+        and waitress, which serves in one process too, holds no event stream: phones
+        polled every 2 s, and a round reached them a second later on average. The
+        worker is gunicorn's, as with several, so it serves HTTPS, the same headers
+        and limits, and stops gracefully on SIGTERM; Ctrl-C ends it at once. Nothing
+        restarts it when it dies: systemd does (`make service`).
+        """
+        log = self.cfg.logger_class(self.cfg)
+        sockets = gunicorn_sock.create_sockets(self.cfg, log)
+        worker = Worker(1, os.getppid(), sockets, self, self.cfg.timeout / 2, self.cfg, log)
+        worker.pid, worker.alone = os.getpid(), True
+        try:
+            worker.init_process()
+        finally:
+            worker.tmp.close()
 
     def run(self) -> None:
         """Serve as gunicorn's ``BaseApplication.run`` does, with our Arbiter."""
@@ -391,6 +511,8 @@ class Worker(getattr(ggevent, "GeventWorker", object)):
     gunicorn has no setting for ``max_accept`` and makes the server inside ``run``: the
     server class is swapped in its module, in this worker's process only.
     """
+
+    alone = False  # in the launcher's process, without a master (``Gunicorn.serve_alone``)
 
     def run(self) -> None:
         """Serve as gunicorn's gevent worker does, with AcceptingServer."""
@@ -505,7 +627,8 @@ def start_worker(worker) -> None:
     # the master answers it by sending each worker SIGQUIT. A worker that also quits on
     # the SIGINT itself quits twice, and a gevent worker then prints the second exit as a
     # traceback (benoitc/gunicorn#3239): let the master's word alone end it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not getattr(worker, "alone", False):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     start_serving(worker.wsgi)
 
 

@@ -733,6 +733,7 @@ def writing(*match_ids: int, every_match: bool = False) -> Iterator[None]:
     except BaseException:
         db.session.rollback()
         raise
+    feed.nudge(current_app)  # this process's streams look at once
 
 
 def raise_version(match_id: int, version: int, hidden: bool) -> bool:

@@ -27,6 +27,7 @@ UNITS = Path("/etc/systemd/system")
 DEFAULTS = Path("/etc/default")
 ALL_INTERFACES = {"0.0.0.0", "::", ""}
 STARTING = 90  # seconds a first start may take on a Raspberry Pi (it migrates first)
+WORKERS_LINE = "from companion import serve; print(serve.workers_line(serve.parse_args([])))"
 
 
 def owner() -> str:
@@ -125,10 +126,20 @@ def install(name: str, python: str) -> None:
             f"The service {name} does not answer at {url} yet: see `journalctl -u {name} -e`."
         )
     print(
-        f"The companion runs as the service {name} (user {user}): it starts at boot and "
+        f"The companion runs as the service {name} (user {user}), {workers_line(python)}; "
+        "it starts at boot and "
         f"comes back by itself. Status: `systemctl status {name}`; "
         f"its log and the phones' address: `journalctl -u {name}`."
     )
+
+
+def workers_line(python: str) -> str:
+    """How many workers the server chooses, and why, in the line it logs as it starts
+    (``companion.serve.workers_line``), with this environment's settings: the service's."""
+    said = subprocess.run(
+        [python, "-c", WORKERS_LINE], cwd=CHECKOUT, capture_output=True, text=True, check=True
+    )
+    return said.stdout.strip()
 
 
 def serving(url: str) -> bool:
@@ -158,9 +169,10 @@ def remove(name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """unit / settings print what would be installed; install and remove do it."""
+    """unit / settings / workers print what would be installed (workers: how many the
+    server chooses, and why); install and remove do it."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("action", choices=["unit", "settings", "install", "remove"])
+    parser.add_argument("action", choices=["unit", "settings", "workers", "install", "remove"])
     parser.add_argument("--name", default="companion", help="the unit's name (companion)")
     parser.add_argument("--user", help="unit: who the server runs as (default: see above)")
     parser.add_argument("--python", default=os.path.abspath(sys.executable))
@@ -171,6 +183,8 @@ def main(argv: list[str] | None = None) -> None:
         print(unit(args.name, args.user or owner(), args.python), end="")
     elif args.action == "settings":
         print(settings(args.name, dict(os.environ)), end="")
+    elif args.action == "workers":
+        print(workers_line(args.python))
     elif args.action == "install":
         install(args.name, args.python)
     else:

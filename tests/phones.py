@@ -106,7 +106,7 @@ def start_server(
     port = port or free_port()
     with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
         server = launch(port, workers, server_env(tmp_path, **env), log)
-    least = workers if workers > 1 else 0  # waitress serves in the server's own process
+    least = workers if workers > 1 else 0  # one worker serves in the server's own process
     wait_for(
         lambda: len(server_workers(server.pid)) >= least and answers(port),
         lambda: server.poll() is None,

@@ -26,7 +26,6 @@ from companion.backup.copies import (
     integrity_problems,
     read_only,
 )
-from companion.backup.trial import Refused, tried
 from companion.private import private_database, private_folder
 from companion.store import database_file, no_server_on, on_postgresql, writers_turn
 
@@ -52,6 +51,10 @@ def restore_command(file: Path, yes: bool) -> None:
     if problem:
         raise click.ClickException(f"{file} cannot be restored: {problem}")
     migrations = current_app.extensions["migrate"].directory
+    # Here, not at the top: the trial needs Alembic, which the server's processes never
+    # load (``companion.db.attach_migrations``), and they import this command's module.
+    from companion.backup.trial import Refused, tried
+
     try:
         with tried(file, migrations) as ready:
             swap(database, file, ready, yes)

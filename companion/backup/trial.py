@@ -39,7 +39,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from companion.backup.copies import read_only
-from companion.db import db, migrate
+from companion.db import attach_migrations, db
 from companion.derived import rebuild
 from companion.store import fill_statistics, hook_storage
 
@@ -125,7 +125,7 @@ def trial_app(database: Path, migrations: str) -> Flask:
     app.config["SQLALCHEMY_DATABASE_URI"] = f"sqlite:///{database}"
     db.init_app(app)
     hook_storage(app)  # SQLite's pragmas and writer lock, as the app has them
-    migrate.init_app(app, db, directory=migrations, render_as_batch=True)
+    attach_migrations(app, migrations)
     return app
 
 

@@ -10,7 +10,8 @@ own way (``companion.storage.follower``):
   of its own and reads the stamps of the matches named (``storage.postgresql.listen``).
 - SQLite: the watcher asks ``PRAGMA data_version`` on a connection of its own every
   ``SQLITE_EVERY`` seconds (it moves when any other connection commits) and then reads
-  the stamps of the watched matches (``storage.sqlite.follow_data_version``).
+  the stamps of the watched matches (``storage.sqlite.follow_data_version``); a write
+  of this process wakes it at once (``Feed.nudge``, from ``store.writing``).
   (``flask restore``, which puts another file in place, waits for the server to stop.)
 
 The watcher is a thread, and a greenlet under gevent's monkey-patching (the server's
@@ -142,6 +143,7 @@ class Feed:
         self.lock = threading.Lock()
         self.ending = False  # the server stops: every stream ends (``end_all``)
         self.watcher: threading.Thread | None = None
+        self.woken = threading.Event()  # a write of this process: look at once (``nudge``)
 
     @contextlib.contextmanager
     def watching(self, match_id: int, client: str = "") -> Iterator[Stream]:
@@ -178,6 +180,18 @@ class Feed:
         if stream.stamp is not None:  # no watcher for a match that is not there (a 404)
             self.keep_watching()
         return stream
+
+    def nudge(self) -> None:
+        """This process committed a write: the watcher looks now, not at its next turn
+        (SQLite's ``data_version`` is looked at SQLITE_EVERY seconds; a table served
+        by one worker then gets its round at once, however rarely that is)."""
+        self.woken.set()
+
+    def pause(self, seconds: float) -> None:
+        """The watcher's wait between two looks at the database: ``seconds``, or until a
+        ``nudge``."""
+        self.woken.wait(seconds)
+        self.woken.clear()
 
     def keep_watching(self) -> None:
         """Start the watcher unless it runs. Its first look reads every watched stamp, so
@@ -275,6 +289,13 @@ class Feed:
             except Exception as error:  # the database went away: try again shortly
                 logger.warning("following the matches' stamps failed: %s", error)
                 time.sleep(RETRY_AFTER)
+
+
+def nudge(app) -> None:
+    """This process committed a write: its feed's watcher, if it has one, looks now."""
+    feed = app.extensions.get("companion.feed")
+    if feed is not None:
+        feed.nudge()
 
 
 def feed_of(app) -> Feed:

@@ -300,7 +300,11 @@ def sqlite_write_undone(args, options: dict) -> None:
         connection.close()
 
 
-SQLITE_EVERY = 0.02  # seconds between the watcher's data_version checks (a few µs each)
+# Seconds between a stream's watcher's data_version checks. Each wakes the worker for
+# about 40 µs of Python; 50 a second were a fifth of a Pi Zero's share of a core (10 %,
+# bench.push, issue 59) spent idle. A write of the worker's own wakes it at once
+# (``feed.Feed.nudge``): only another process's waits for the next look.
+SQLITE_EVERY = 0.05
 
 
 def follow_data_version(feed, every: float = SQLITE_EVERY) -> None:
@@ -313,6 +317,7 @@ def follow_data_version(feed, every: float = SQLITE_EVERY) -> None:
     the number.
     """
     connection = sqlite3.connect(feed.engine.url.database, isolation_level=None, timeout=5)
+    pause = getattr(feed, "pause", time.sleep)  # a Feed's wait ends at its process's write
     try:
         seen = None
         while feed.watches:
@@ -320,7 +325,7 @@ def follow_data_version(feed, every: float = SQLITE_EVERY) -> None:
             if version != seen or feed.due:
                 seen = version
                 feed.refresh()
-            time.sleep(every)
+            pause(every)
     finally:
         connection.close()
 

@@ -1,5 +1,6 @@
 """What a phone's connection meets on the real servers: gunicorn's gevent workers
-(``python -m companion.serve``) and waitress (``--workers 1``).
+(``python -m companion.serve``) and its one worker in the launcher's own process
+(``--workers 1``, a small machine's).
 
 A body too large for the app is refused without being read: the answer closes the
 connection (or the connection goes on working), so the phone's next request on it is
@@ -13,7 +14,7 @@ import pytest
 from phones import start_server, stop
 
 BIG = 100 * 1024  # past MAX_CONTENT_LENGTH (64 KB), and past what gunicorn drains
-SERVERS = {"gunicorn": 2, "waitress": 1}
+SERVERS = {"gunicorn": 2, "one worker": 1}
 
 
 @pytest.fixture(scope="module", params=SERVERS)

@@ -236,13 +236,17 @@ def test_a_certificate_the_server_cannot_use_is_one_line(
     assert said == "COMPANION_KEY is set but COMPANION_CERT is not: set both for HTTPS."
 
 
-def test_one_worker_refuses_https_which_waitress_cannot_serve(monkeypatch, certificate):
-    """Not plain HTTP instead: the household asked for https:// links and QR codes."""
-    said = refusal(monkeypatch, ["--workers", "1"], **certificate)
-    assert said == (
-        "One worker is served by waitress, which cannot serve HTTPS: use --workers 2 or "
-        "more with COMPANION_CERT, or put Caddy in front (README: HTTPS at home)."
-    )
+def test_one_worker_serves_https_too(tmp_path, certificate, authority):
+    """A small machine's one worker is gunicorn's, as several are: it serves HTTPS."""
+    server, port = start_server(tmp_path, workers=1, **certificate)
+    try:
+        context = ssl.create_default_context()
+        authority.configure_trust(context)
+        url = f"https://127.0.0.1:{port}/healthz"
+        with urllib.request.urlopen(url, timeout=30, context=context) as response:
+            assert response.status == 200
+    finally:
+        stop(server)
 
 
 def test_a_refused_certificate_stops_the_start_in_one_line(tmp_path):

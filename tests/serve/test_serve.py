@@ -209,14 +209,43 @@ def test_a_stuck_worker_is_replaced(tmp_path):
         stop(server)
 
 
-def test_one_worker_is_served_by_waitress_in_the_process(tmp_path):
+def test_one_worker_serves_in_the_launchers_process_and_pushes_live(tmp_path):
+    """A small machine's one worker (gunicorn's gevent worker, without a master process
+    of its own): its phones keep their event streams, they do not poll."""
     server, port = start_server(tmp_path, workers=1)
     try:
         assert status(port, "/healthz") == 200
         assert workers_of(server.pid) == []  # its background process alone
         assert len(background(server.pid)) == 1
+        with pytest.raises(urllib.error.HTTPError) as no_match:  # 204 where pages poll
+            status(port, "/matches/999/events")
+        no_match.value.close()
+        assert no_match.value.code == 404
+        log = (tmp_path / "server.log").read_text()
+        assert "1 worker: as --workers asks" in log
     finally:
         stop(server)
+    assert server.returncode == 0  # stopped as gunicorn's master stops
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
+
+
+SERVING_IMPORTS = """
+import sys
+from companion import serve
+app = serve.create_app({}, migrations=False)
+print(sorted({name.split(".")[0] for name in sys.modules} & {"alembic", "flask_migrate", "mako"}))
+"""
+
+
+def test_the_serving_processes_never_load_alembic(tmp_path):
+    """Alembic, Flask-Migrate and Mako take 11 MB of a small machine's server: the
+    launcher migrates in a process of its own, and the app it serves has no migrations."""
+    env = server_env(tmp_path)
+    loaded = subprocess.run(
+        [SERVE[0], "-c", SERVING_IMPORTS], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert (loaded.returncode, loaded.stdout.strip()) == (0, "[]"), loaded.stderr
+    assert "migrate" in create_app(conftest.testing_config(tmp_path / "cli.sqlite")).extensions
 
 
 def status(port: int, path: str) -> int:
@@ -288,3 +317,18 @@ def derived_rows(match_id: int) -> tuple[int, int, int]:
             (ReviewCard, ReviewCard.game_id),
         )
     )
+
+
+def test_the_workers_serve_the_launchers_app_with_its_templates_compiled(app):
+    """Compiled at first use, the templates cost a worker a tenth of a game's CPU, and a
+    table's first rounds and a game's end waited for it at a Pi Zero's share (issue 59)."""
+    serve.compile_templates(app)
+    compiled = {name for _loader, name in app.jinja_env.cache}
+    assert compiled == set(app.jinja_env.list_templates()) and len(compiled) > 50
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        settings = {"CERT": None, "KEY": None, "LUCK_APART": True}
+        gunicorn = serve.Gunicorn(listener, 2, settings, app=app)
+        assert gunicorn.load() is app and app.config["LUCK_APART"] is True
+    finally:
+        listener.close()

@@ -292,3 +292,10 @@ def test_a_killed_server_is_back_and_serving_within_ten_seconds(tmp_path):
         assert len(supervisor.started) == KILLS + 1 + busy
     finally:
         supervisor.stop()
+
+
+def test_make_service_says_how_many_workers_the_server_chose_and_why():
+    """As `make run` says it (issue 59), with the settings the service gets."""
+    assert generated("workers", COMPANION_WORKERS="3") == "3 workers: as COMPANION_WORKERS asks\n"
+    chosen = generated("workers").strip()
+    assert chosen.endswith(("one per core", "one core", "at most 4", "MB of memory")), chosen

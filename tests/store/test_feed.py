@@ -69,3 +69,24 @@ def test_a_second_stream_of_a_watched_match_reads_nothing_and_sees_each_change(
             assert second.changed(version, timeout=WAIT)[0] == version + 1
         with feed.watching(match_id + 1000) as gone:  # a match nobody watches is read
             assert reads == [match_id + 1000] and gone.stamp is None
+
+
+def test_a_write_of_this_process_wakes_its_watcher_at_once(app, client, table, monkeypatch):
+    """The watcher looks at the database a few times a second (issue 59: 50 looks a
+    second were a fifth of a Pi Zero's share idle): a round this process stored wakes
+    it at once, so its streams carry it without waiting for the next look."""
+    (anna, ben, _cleo), match_id = table
+    i_am(client, match_id, anna)
+    feed = feed_of(app)
+    with feed.watching(match_id):
+        nudges: list[bool] = []
+        monkeypatch.setattr(feed, "nudge", lambda: nudges.append(True))
+        enter_round(client, match_id, {ben: 42})
+        assert nudges
+
+
+def test_a_nudge_ends_the_watchers_pause(app):
+    feed = feed_of(app)
+    feed.nudge()
+    feed.pause(WAIT)  # returns at once: the nudge came first
+    assert not feed.woken.is_set()  # the next pause waits again

@@ -21,7 +21,7 @@ from driver import add_players
 from flask_migrate import upgrade
 from sqlalchemy import inspect, text, update
 
-from companion import background, create_app, store
+from companion import background, create_app, serve, store
 from companion.db import db
 from companion.models import Player, utcnow
 from companion.serve import parse_args
@@ -417,20 +417,68 @@ def test_serve_args_from_env(monkeypatch):
     monkeypatch.delenv("COMPANION_CERT", raising=False)  # HTTPS: tests/serve/test_https.py
     monkeypatch.delenv("COMPANION_KEY", raising=False)
     plain = {"cert": None, "key": None}
-    assert vars(parse_args([])) == {"host": "127.0.0.1", "port": 8123, "workers": 3, **plain}
+    assert vars(parse_args([])) == {
+        "host": "127.0.0.1",
+        "port": 8123,
+        "workers": 3,
+        "workers_why": "as COMPANION_WORKERS asks",
+        **plain,
+    }
     assert vars(parse_args(["--host", "0.0.0.0", "--port", "9000", "--workers", "1"])) == {
         "host": "0.0.0.0",
         "port": 9000,
         "workers": 1,
+        "workers_why": "as --workers asks",
         **plain,
     }
 
 
 def test_serve_defaults_to_one_worker_per_core_up_to_four(monkeypatch):
     monkeypatch.delenv("COMPANION_WORKERS", raising=False)
-    for cores, workers in [(None, 1), (1, 1), (2, 2), (4, 4), (16, 4)]:
+    monkeypatch.setattr(serve, "memory_mb", lambda: 4096)  # a Raspberry Pi 4's
+    for cores, workers, why in [
+        (None, 1, "1 worker: one core"),
+        (1, 1, "1 worker: one core"),
+        (2, 2, "2 workers: one per core"),
+        (4, 4, "4 workers: one per core"),
+        (16, 4, "4 workers: one per core, at most 4"),
+    ]:
         monkeypatch.setattr("os.cpu_count", lambda cores=cores: cores)
-        assert parse_args([]).workers == workers
+        args = parse_args([])
+        assert (args.workers, serve.workers_line(args)) == (workers, why)
+
+
+def test_a_machine_with_a_gigabyte_or_less_serves_with_one_worker_and_says_why(monkeypatch):
+    """A Pi Zero 2 W (512 MB) or an old Pi 3 (1 GB): a second worker's memory is a
+    tenth of what the machine has, and one worker serves a table well within its CPU."""
+    monkeypatch.delenv("COMPANION_WORKERS", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    for memory in (427, 512, 921, 1024):
+        monkeypatch.setattr(serve, "memory_mb", lambda memory=memory: memory)
+        args = parse_args([])
+        assert args.workers == 1
+        assert serve.workers_line(args) == f"1 worker: this machine has {memory} MB of memory"
+    monkeypatch.setattr(serve, "memory_mb", lambda: 1025)
+    assert parse_args([]).workers == 4
+    monkeypatch.setattr(serve, "memory_mb", lambda: None)  # no /proc/meminfo: by its cores
+    assert parse_args([]).workers == 4
+
+
+def test_workers_asked_for_are_taken_whatever_the_memory(monkeypatch):
+    monkeypatch.setattr(serve, "memory_mb", lambda: 512)
+    monkeypatch.setenv("COMPANION_WORKERS", "3")
+    assert serve.workers_line(parse_args([])) == "3 workers: as COMPANION_WORKERS asks"
+    asked = parse_args(["--workers", "2"])
+    assert (asked.workers, serve.workers_line(asked)) == (2, "2 workers: as --workers asks")
+
+
+def test_the_memory_is_read_from_proc_meminfo(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:         437468 kB\nMemFree:           12000 kB\n")
+    assert serve.memory_mb(meminfo) == 427
+    assert serve.memory_mb(tmp_path / "absent") is None  # Windows, macOS
+    meminfo.write_text("MemFree:           12000 kB\n")
+    assert serve.memory_mb(meminfo) is None
 
 
 def test_serve_refuses_zero_workers(capsys):

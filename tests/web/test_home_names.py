@@ -127,8 +127,8 @@ def test_the_own_names_come_in_the_order_the_banner_lists_them(machine):
 
 
 def test_the_banner_lists_the_names_the_server_answers_to(app, capsys, monkeypatch):
-    monkeypatch.setattr(serve, "serve", lambda app, listener: None)
-    args = types.SimpleNamespace(host="0.0.0.0", port=8000, workers=1)
+    monkeypatch.setattr(serve, "serve", lambda app, listener, settings: None)
+    args = types.SimpleNamespace(host="0.0.0.0", port=8000, workers=1, workers_why="as asked")
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         no_background = types.SimpleNamespace(begin=lambda: False)  # none started here
