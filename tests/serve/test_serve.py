@@ -284,9 +284,7 @@ def test_a_worker_takes_every_waiting_connection_not_one_a_round(tmp_path):
 
 @pytest.mark.database  # PostgreSQL's change notifications too
 @pytest.mark.parametrize("workers", [2, 1])
-def test_a_killed_background_process_comes_back_and_fills_in_a_game_played_after(
-    tmp_path, workers
-):
+def test_a_killed_background_process_comes_back_and_fills_in_a_game_played_after(tmp_path, workers):
     """kill -9 of the background process (issue 55): the server starts it again within
     seconds and says so in its log; a game finished after the kill gets its statistics,
     its luck and its review, and /healthz stays ok. With gunicorn's master (2 workers) and
