@@ -110,6 +110,19 @@ def deal(rng: random.Random, players: int, deck: int = 104):
     return hands, cards[-4:]
 
 
+def play_rounds(client, match_id, player_ids, rng: random.Random, rounds: int):
+    """Start a game and play only its first ``rounds`` rounds, row 1 for a too-low card
+    (it stays unfinished); return the hands dealt."""
+    hands, starting = deal(rng, len(player_ids))
+    assert start_game(client, match_id, starting).status_code == 303
+    for turn in range(rounds):
+        plays = {pid: hands[seat][turn] for seat, pid in enumerate(player_ids)}
+        assert enter_round(client, match_id, plays).status_code == 303
+        while (pending := pending_of(client, match_id)) is not None:
+            assert choose(client, match_id, pending.player, 1).status_code == 303
+    return hands
+
+
 def play_game(client, match_id, player_ids, rng: random.Random, deck: int = 104, chooser=None):
     """Play one whole game through the app; return the engine's own replay of it.
 

@@ -18,13 +18,9 @@ from babel.messages.pofile import read_po
 from conftest import make_app
 from driver import (
     add_players,
-    choose,
-    deal,
-    enter_round,
-    pending_of,
     play_game,
+    play_rounds,
     score_game,
-    start_game,
     start_match,
 )
 from sqlalchemy import delete, func, select, update
@@ -115,17 +111,6 @@ def luck_cell(html: str, name: str) -> str:
     """The luck cell of a player's leaderboard row, as text."""
     row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*>{name}</a>.*?</tr>", html, re.S).group(0)
     return text_of(re.search(r'<td class="num luck">(.*?)</td>', row, re.S).group(1))
-
-
-def play_rounds(client, match_id, player_ids, rng, rounds):
-    """Start a game and play only its first ``rounds`` rounds (it stays unfinished)."""
-    hands, starting = deal(rng, len(player_ids))
-    assert start_game(client, match_id, starting).status_code == 303
-    for turn in range(rounds):
-        plays = {pid: hands[seat][turn] for seat, pid in enumerate(player_ids)}
-        assert enter_round(client, match_id, plays).status_code == 303
-        while (pending := pending_of(client, match_id)) is not None:
-            assert choose(client, match_id, pending.player, 1).status_code == 303
 
 
 class Household(NamedTuple):

@@ -34,15 +34,11 @@ from alembic.script import ScriptDirectory
 from correcting import correct, form_values
 from driver import (
     add_players,
-    choose,
-    deal,
-    enter_round,
     i_am,
-    pending_of,
     phone,
     play_game,
+    play_rounds,
     score_game,
-    start_game,
     start_match,
 )
 from flask import Flask
@@ -95,13 +91,7 @@ def household(tmp_path_factory) -> Household:
     rematch = client.post(f"/matches/{finished}/rematch").headers["Location"]
     under_way = int(rematch.rsplit("/", 1)[1])
     assert client.post(f"/matches/{under_way}/invite/renew").status_code == 303
-    hands, starting = deal(rng, len(ids))
-    assert start_game(client, under_way, starting).status_code == 303
-    for turn in range(ROUNDS_PLAYED):
-        plays = {player: hands[seat][turn] for seat, player in enumerate(ids)}
-        assert enter_round(client, under_way, plays).status_code == 303
-        while (pending := pending_of(client, under_way)) is not None:
-            assert choose(client, under_way, pending.player, 1).status_code == 303
+    hands = play_rounds(client, under_way, ids, rng, ROUNDS_PLAYED)
     next_cards = {player: hands[seat][ROUNDS_PLAYED] for seat, player in enumerate(ids)}
     for player in ids[:2]:  # Anna's and Ben's phones sent theirs, hidden; Cleo's is to come
         assert send_card(app, under_way, player, next_cards[player]).status_code == 303
