@@ -12,6 +12,10 @@
   var htmxStarted = false;
   var cdnReachable = true;
   document.addEventListener("DOMContentLoaded", function () { contentLoaded = true; });
+  // htmx has started once it processed an element: told at once (htmx:load comes a task
+  // later, and an extension that came in between was not done again: a stream never
+  // opened). A page loaded before htmx came is processed as htmx runs.
+  document.addEventListener("htmx:afterProcessNode", function () { htmxStarted = true; });
   document.addEventListener("htmx:load", function () { htmxStarted = true; });
 
   function insert(src, integrity, done) {

@@ -162,6 +162,8 @@ return JSON.stringify({
   state: stream?.dataset.stream || 'none', connect: stream?.getAttribute('sse-connect'),
   htmx: window.htmx ? window.htmx.version : null, readyState: document.readyState,
   extensions: stream?.getAttribute('data-extensions'), since_load_ms: Math.round(performance.now()),
+  processed: Boolean(stream?.['htmx-internal-data']?.initHash),
+  source: stream?.['htmx-internal-data']?.sseEventSource?.readyState ?? null,
   fetched,
 }, null, 1);
 """
