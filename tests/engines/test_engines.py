@@ -124,14 +124,15 @@ def database_app(tmp_path):
     return create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
 
 
-def i_am(phone, link: str, name: str) -> None:
-    """The phone opens the player link and says it is ``name``; its stream opens."""
+def i_am(phone, link: str, name: str, log: Path) -> None:
+    """The phone opens the player link and says it is ``name``; its stream opens (else
+    the failure ends with the server's ``log``)."""
     phone.open(link)
     secure = phone.run("return window.isSecureContext")
     assert secure is False, f"{phone.engine}: {link} is a secure context, no phone's at home"
     phone.tap(xpath_button(f"I am {name}"))
     phone.shows(".me-form", f"You are {name} on this phone.")
-    phone.stream_open()
+    phone.stream_open(log)
 
 
 def card_field(player_id: int) -> str:
@@ -145,8 +146,8 @@ def test_a_round_at_the_table_with_a_row_choice(phones, served, lan, tmp_path):
     (anna, ben, cleo), match_id, [cleos] = joined_phones(app, base, 1)
     player_link, watch_link = (f"{base}/matches/{match_id}/join/{t}" for t in tokens(app, match_id))
     annas, bens, tv = phones(3)
-    i_am(annas, player_link, "Anna")
-    i_am(bens, player_link, "Ben")
+    i_am(annas, player_link, "Anna", tmp_path / "server.log")
+    i_am(bens, player_link, "Ben", tmp_path / "server.log")
     tv.resize(TV)
     tv.open(watch_link)
     tv.open(f"{base}/matches/{match_id}/table")
@@ -173,7 +174,8 @@ def test_a_card_typed_while_the_server_is_down_goes_once_it_is_back(phones, serv
     app = database_app(tmp_path)
     (anna, _ben, _cleo), match_id, _others = joined_phones(app, base, 0)
     [annas] = phones(1)
-    i_am(annas, f"{base}/matches/{match_id}/join/{tokens(app, match_id)[0]}", "Anna")
+    link = f"{base}/matches/{match_id}/join/{tokens(app, match_id)[0]}"
+    i_am(annas, link, "Anna", tmp_path / "server.log")
     stop(server)
     annas.type(card_field(anna), "41")
     annas.shows(".not-sent", "Not sent yet")
@@ -195,7 +197,7 @@ def test_the_tv_follows_a_rematch_by_itself(phones, served, lan, tmp_path):
     old = start_match(client, [anna, ben], end_kind="games", end_value=1)
     player_token, watch_token = tokens(app, old)
     annas, tv = phones(2)
-    i_am(annas, f"{base}/matches/{old}/join/{player_token}", "Anna")
+    i_am(annas, f"{base}/matches/{old}/join/{player_token}", "Anna", tmp_path / "server.log")
     tv.resize(TV)
     tv.open(f"{base}/matches/{old}/join/{watch_token}")
     tv.open(f"{base}/matches/{old}/table")

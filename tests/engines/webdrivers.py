@@ -134,11 +134,37 @@ class Phone:
             words,
         )
 
-    def stream_open(self) -> None:
-        """Wait until the page's event stream is open (its pushes can arrive)."""
-        self.wait_until(
-            "document.querySelector('#stream')?.dataset.stream === 'open'", "the stream open"
-        )
+    def stream_open(self, log: Path | None = None) -> None:
+        """Wait until the page's event stream is open (its pushes can arrive). A failure
+        says how the stream is (failed: it erred before it ever opened; none: it neither
+        opened nor erred) and ends with the server's ``log``."""
+        try:
+            self.wait_until(
+                "document.querySelector('#stream')?.dataset.stream === 'open'", "the stream open"
+            )
+        except AssertionError as error:
+            try:
+                how = self.run(STREAM_STATE)
+            except (WebDriverException, BidiError) as gone:
+                how = f"unknown ({gone})"
+            told = log.read_text()[-4000:] if log and log.exists() else ""
+            raise AssertionError(f"{error}\nthe stream: {how or 'none'}\n{told}") from error
+
+
+# How a page's stream is, for a failure's message: its state, whether htmx and the sse
+# extension came (and from where), and what the page fetched.
+STREAM_STATE = """
+const stream = document.querySelector('#stream');
+const fetched = performance.getEntriesByType('resource').map((entry) =>
+  `${entry.name.replace(location.origin, '')} at ${Math.round(entry.startTime)} ms`
+  + ` for ${Math.round(entry.duration)} ms`);
+return JSON.stringify({
+  state: stream?.dataset.stream || 'none', connect: stream?.getAttribute('sse-connect'),
+  htmx: window.htmx ? window.htmx.version : null, readyState: document.readyState,
+  extensions: stream?.getAttribute('data-extensions'), since_load_ms: Math.round(performance.now()),
+  fetched,
+}, null, 1);
+"""
 
 
 # WebKit: Selenium and Debian's WebKitWebDriver.
