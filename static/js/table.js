@@ -217,6 +217,33 @@
     if (field) field.focus({ preventScroll: true });
   });
 
+  // The field a player scrolled down to and types in stays where it is on the screen when
+  // a push changes what is above it (a game's luck and review arrive from the background
+  // while the next game's starting cards are typed). A page at its top stays at its top:
+  // there the round just placed is what the phone shows.
+  var typing = null;
+  function noteTyping(event) {
+    var field = document.activeElement;
+    var target = event.detail.target;
+    if (typing || !field || !field.closest || !field.closest("#entry") || window.scrollY <= 0) return;
+    if (target && target.contains(field)) return; // the field itself is swapped: htmx keeps its focus
+    var box = field.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) return;
+    typing = { field: field, top: box.top };
+  }
+  function keepTyping() {
+    var was = typing;
+    typing = null;
+    if (!was || !was.field.isConnected) return;
+    var moved = was.field.getBoundingClientRect().top - was.top;
+    if (moved) window.scrollBy(0, moved);
+  }
+  document.addEventListener("htmx:oobBeforeSwap", noteTyping);
+  document.addEventListener("htmx:beforeSwap", noteTyping);
+  document.addEventListener("htmx:oobAfterSwap", keepTyping);
+  document.addEventListener("htmx:afterSwap", keepTyping);
+  document.addEventListener("htmx:afterSettle", keepTyping);
+
   // A <details> with an id that the player opened (a game's review, opened to wait for
   // it) stays open when a push brings its section again, and one they closed stays shut.
   var opened = {};
