@@ -338,8 +338,9 @@ def trio(client):
 @pytest.fixture
 def served(tmp_path):
     """A function that starts the real server (`python -m companion.serve`, gevent
-    workers; env as keyword arguments) and stops it after the test; an app the test
-    writes through shares its database (tests/phones.py)."""
+    workers; env as keyword arguments, ``host`` another address than loopback) and
+    stops it after the test; an app the test writes through shares its database
+    (tests/phones.py)."""
     from phones import start_server, stop  # phones imports this module
 
     require(HTMX_FILE.exists(), f"{HTMX_FILE} missing: run `make test` (npm install)")

@@ -1,7 +1,8 @@
 """Phones and real servers for the tests that need more than the test client.
 
 A ``Phone`` is a browser's cookies and nothing else (urllib); ``start_server`` runs
-``python -m companion.serve`` on loopback and a fresh database, as ``make run`` does.
+``python -m companion.serve`` on loopback (or another address of this machine) and a fresh
+database, as ``make run`` does.
 """
 
 import signal
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import conftest
 from driver import add_players, start_game, start_match
-from servers import CSRF, answers, environment, free_port, launch
+from servers import CSRF, LOOPBACK, answers, environment, free_port, launch
 from servers import workers as server_workers
 
 from companion.db import db
@@ -100,15 +101,16 @@ class FormPhone(Phone):
 
 
 def start_server(
-    tmp_path, workers: int = 2, port: int | None = None, **env
+    tmp_path, workers: int = 2, port: int | None = None, host: str = LOOPBACK, **env
 ) -> tuple[subprocess.Popen, int]:
-    """`python -m companion.serve` on loopback and a fresh database; (process, port)."""
-    port = port or free_port()
+    """`python -m companion.serve` on ``host`` (loopback) and a fresh database; (process,
+    port)."""
+    port = port or free_port(host)
     with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
-        server = launch(port, workers, server_env(tmp_path, **env), log)
+        server = launch(port, workers, server_env(tmp_path, **env), log, host)
     least = workers if workers > 1 else 0  # one worker serves in the server's own process
     wait_for(
-        lambda: len(server_workers(server.pid)) >= least and answers(port),
+        lambda: len(server_workers(server.pid)) >= least and answers(port, host),
         lambda: server.poll() is None,
         tmp_path / "server.log",
     )

@@ -16,12 +16,13 @@ from typing import IO
 ROOT = Path(__file__).resolve().parent.parent
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 SERVE = [sys.executable, "-m", "companion.serve"]
+LOOPBACK = "127.0.0.1"
 
 
-def free_port() -> int:
-    """A free TCP port on loopback."""
+def free_port(host: str = LOOPBACK) -> int:
+    """A free TCP port on ``host`` (loopback)."""
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((host, 0))
         return probe.getsockname()[1]
 
 
@@ -36,20 +37,22 @@ def environment(database_url: str, secret_key: str, settings: dict | None = None
     }
 
 
-def launch(port: int, workers: int | None, env: dict, log: IO) -> subprocess.Popen:
-    """Start `python -m companion.serve` on 127.0.0.1:``port`` with ``workers`` (None:
-    its own default), in ``env``; its output goes to the open file ``log`` (a pipe
-    nobody reads fills up and stalls the server)."""
-    command = [*SERVE, "--host", "127.0.0.1", "--port", str(port)]
+def launch(
+    port: int, workers: int | None, env: dict, log: IO, host: str = LOOPBACK
+) -> subprocess.Popen:
+    """Start `python -m companion.serve` on ``host``:``port`` with ``workers`` (None: its
+    own default), in ``env``; its output goes to the open file ``log`` (a pipe nobody
+    reads fills up and stalls the server)."""
+    command = [*SERVE, "--host", host, "--port", str(port)]
     if workers is not None:
         command += ["--workers", str(workers)]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-def answers(port: int) -> bool:
-    """True once something accepts connections on 127.0.0.1:``port``."""
+def answers(port: int, host: str = LOOPBACK) -> bool:
+    """True once something accepts connections on ``host``:``port``."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
+        with socket.create_connection((host, port), timeout=1):
             return True
     except OSError:
         return False

@@ -3,8 +3,13 @@ as in Chromium (tests/browser): on the real server (gevent workers, pushes), pho
 by the player link and say "I am", type their card and press Enter, the others' phones
 and the TV get it through their event streams, the chooser taps a row on their own
 phone, a card typed while the server is down goes by itself once it is back, and the TV
-follows a rematch by itself. The drivers: tests/engines/webdrivers.py."""
+follows a rematch by itself. The drivers: tests/engines/webdrivers.py.
 
+The phones open the companion as a household's phones do: at this machine's own address
+on its network (http://192.168.x.y:PORT), which is no secure context (no
+crypto.randomUUID, service worker, Wake Lock or clipboard), where 127.0.0.1 would be one."""
+
+import ipaddress
 import re
 from pathlib import Path
 
@@ -30,6 +35,7 @@ from webdrivers import (
 from companion import create_app
 from companion.db import db
 from companion.models import PendingCard
+from companion.web.network import lan_address
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -84,6 +90,21 @@ def engine(request):
     started.close()
 
 
+@pytest.fixture(scope="session")
+def lan() -> str:
+    """This machine's IPv4 address on its network, the one the app answers to as its own
+    (``lan_address``): the servers listen there and the phones open it. None but loopback
+    fails the tests (never a skip): on loopback the pages would be in a secure context."""
+    address = lan_address()
+    if ipaddress.ip_address(address).is_loopback:
+        pytest.fail(
+            f"this machine has no IPv4 address but loopback ({address}): the engine tests "
+            "open the companion at its network address, as phones at home do",
+            pytrace=False,
+        )
+    return address
+
+
 @pytest.fixture
 def phones(engine):
     """``phones(count)``: fresh phones of the engine, at phone size, without cookies."""
@@ -107,6 +128,8 @@ def i_am(phone, link: str, name: str, log: Path) -> None:
     """The phone opens the player link and says it is ``name``; its stream opens (else
     the failure ends with the server's ``log``)."""
     phone.open(link)
+    secure = phone.run("return window.isSecureContext")
+    assert secure is False, f"{phone.engine}: {link} is a secure context, no phone's at home"
     phone.tap(xpath_button(f"I am {name}"))
     phone.shows(".me-form", f"You are {name} on this phone.")
     phone.stream_open(log)
@@ -116,9 +139,9 @@ def card_field(player_id: int) -> str:
     return f'form.round-form input[name="card-{player_id}"]'
 
 
-def test_a_round_at_the_table_with_a_row_choice(phones, served, tmp_path):
-    _server, port = served(**NO_POLL)
-    base = f"http://127.0.0.1:{port}"
+def test_a_round_at_the_table_with_a_row_choice(phones, served, lan, tmp_path):
+    _server, port = served(host=lan, **NO_POLL)
+    base = f"http://{lan}:{port}"
     app = database_app(tmp_path)
     (anna, ben, cleo), match_id, [cleos] = joined_phones(app, base, 1)
     player_link, watch_link = (f"{base}/matches/{match_id}/join/{t}" for t in tokens(app, match_id))
@@ -145,9 +168,9 @@ def test_a_round_at_the_table_with_a_row_choice(phones, served, tmp_path):
         phone.shows(".summary-step", "Cleo 43 → row 4")
 
 
-def test_a_card_typed_while_the_server_is_down_goes_once_it_is_back(phones, served, tmp_path):
-    server, port = served(**NO_POLL)
-    base = f"http://127.0.0.1:{port}"
+def test_a_card_typed_while_the_server_is_down_goes_once_it_is_back(phones, served, lan, tmp_path):
+    server, port = served(host=lan, **NO_POLL)
+    base = f"http://{lan}:{port}"
     app = database_app(tmp_path)
     (anna, _ben, _cleo), match_id, _others = joined_phones(app, base, 0)
     [annas] = phones(1)
@@ -157,7 +180,7 @@ def test_a_card_typed_while_the_server_is_down_goes_once_it_is_back(phones, serv
     annas.type(card_field(anna), "41")
     annas.shows(".not-sent", "Not sent yet")
     assert annas.run("return document.querySelector(arguments[0]).value", card_field(anna)) == "41"
-    served(port=port, **NO_POLL)
+    served(port=port, host=lan, **NO_POLL)
     annas.shows("#entry .notice", "Your card is in.")  # no second tap
     annas.wait_until("!document.querySelector('.not-sent')", "the not-sent notice gone")
     with app.app_context():
@@ -165,9 +188,9 @@ def test_a_card_typed_while_the_server_is_down_goes_once_it_is_back(phones, serv
         assert list(cards) == [41]  # stored once
 
 
-def test_the_tv_follows_a_rematch_by_itself(phones, served, tmp_path):
-    _server, port = served(**NO_POLL)
-    base = f"http://127.0.0.1:{port}"
+def test_the_tv_follows_a_rematch_by_itself(phones, served, lan, tmp_path):
+    _server, port = served(host=lan, **NO_POLL)
+    base = f"http://{lan}:{port}"
     app = database_app(tmp_path)
     client = app.test_client()
     anna, ben = add_players(client, "Anna", "Ben")

@@ -230,7 +230,7 @@ class WebKitPhone(Phone):
         self.driver.set_window_size(*size)
 
     def forget(self) -> None:
-        """Drop the cookies of the last test's server (every port of 127.0.0.1)."""
+        """Drop the cookies of the last test's server (every port of its address)."""
         self.driver.delete_all_cookies()
         self.driver.get("about:blank")
 
