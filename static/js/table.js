@@ -146,17 +146,25 @@
     var stream = document.getElementById("stream");
     if (stream) stream.setAttribute("data-stream", state);
   }
-  document.addEventListener("htmx:sseOpen", function () {
+  function streamOpened() {
     streamOpen = streamWasOpen = true;
     streamIs("open");
     offline(false);
-  });
+  }
+  document.addEventListener("htmx:sseOpen", streamOpened);
   document.addEventListener("htmx:sseError", function () {
     streamOpen = false;
     streamIs(streamWasOpen ? "reconnecting" : "failed");
     if (streamWasOpen) offline(true);
   });
-  document.addEventListener("htmx:sseMessage", function () { offline(false); });
+  // A stream that brings an event is open, whether or not its open event came: WebKit was
+  // seen with its EventSource open (readyState 1) and no open event 30 s on. Its first
+  // event (a change, or "alive" within 15 s) then does what the open event does.
+  document.addEventListener("htmx:sseMessage", function () {
+    if (streamOpen) return offline(false);
+    streamOpened();
+    sendTheOutbox();
+  });
 
   // A stream can stay open and go silent (a sleeping access point, a half-dead NAT):
   // EventSource then never errs. The server sends an event at least every 15 s; after

@@ -158,3 +158,34 @@ def test_your_turn_comes_in_the_same_push_with_a_short_vibration(browser, served
         assert phone.evaluate("window.buzzes") == [200]
         assert phone.evaluate("window.stillThisPage === true")  # pushed, not reloaded
         expect(tv.locator(".choosing")).to_contain_text("Anna")
+
+
+# An EventSource whose open event never reaches the page (as WebKit's once did: open,
+# readyState 1, no open event 30 s on): handlers set with onopen are dropped.
+NO_OPEN_EVENT = """
+const Real = window.EventSource;
+window.EventSource = class extends Real {
+  set onopen(handler) {}
+  get onopen() { return null; }
+};
+"""
+
+
+def test_a_stream_whose_open_event_never_comes_is_open_at_its_first_event(
+    browser, served, tmp_path
+):
+    _server, port = served(COMPANION_LIVE_HEARTBEAT="1", **NO_POLL)
+    base = f"http://127.0.0.1:{port}"
+    app = database_app(tmp_path)
+    _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
+    context = new_phone_context(browser)
+    try:
+        context.add_init_script(NO_OPEN_EVENT)
+        phone = context.new_page()
+        phone.goto(f"{base}/matches/{match_id}/join/{tokens(app, match_id)[0]}")
+        # Its first "alive" (every second here) says it is open; pushes then come.
+        expect(phone.locator("#stream")).to_have_attribute("data-stream", "open", timeout=30_000)
+        enter_round(sender, match_id, ids, [41, 42, 43])
+        expect(shows_step(phone, "Cleo", 43)).to_be_visible()
+    finally:
+        context.close()
