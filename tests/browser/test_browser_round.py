@@ -394,7 +394,7 @@ def test_a_push_above_the_field_being_typed_in_does_not_move_it(page, live_serve
     # where the browser does not anchor the scroll by itself (Safari: no overflow-anchor).
     page.evaluate("document.documentElement.style.overflowAnchor = 'none'")
     form = page.locator("#entry form").first
-    form.scroll_into_view_if_needed()
+    form.evaluate("form => form.scrollIntoView({ block: 'center' })")  # whole, not to the edge
     field.focus()
     page.keyboard.type("3")
     until(page, "scrollY > 0")
