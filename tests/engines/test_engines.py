@@ -22,6 +22,7 @@ from sqlalchemy import select
 from webdrivers import (
     FIREFOX,
     MINIBROWSER,
+    PHONE,
     TV,
     WEBKIT_DRIVER,
     XVFB,
@@ -132,6 +133,13 @@ def i_am(phone, link: str, name: str, log: Path) -> None:
     assert secure is False, f"{phone.engine}: {link} is a secure context, no phone's at home"
     phone.tap(xpath_button(f"I am {name}"))
     phone.shows(".me-form", f"You are {name} on this phone.")
+    # A phone's width, and the match page fits it: nothing wider than the screen (less
+    # Firefox's scroll bar).
+    width, page, shown = phone.run(
+        "const html = document.documentElement;"
+        "return [innerWidth, html.scrollWidth, html.clientWidth]"
+    )
+    assert width == PHONE[0] and page <= shown, f"{phone.engine}: {width}, {page} > {shown}"
     phone.stream_open(log)
 
 

@@ -200,6 +200,9 @@ class WebKitPhone(Phone):
         options = webdriver.WebKitGTKOptions()
         options.binary_location = str(MINIBROWSER)
         options.add_argument("--automation")
+        # Without its toolbar (shown in a window, it keeps the window 447 px wide at
+        # least): the page gets the whole window, 390 px as a phone's.
+        options.add_argument("--full-screen")
         self.service = webdriver.WebKitGTKService(WEBKIT_DRIVER, env={"DISPLAY": display})
         self.service.start()
         # Not webdriver.WebKitGTK(): it hands Selenium the driver's address in a way
@@ -226,8 +229,12 @@ class WebKitPhone(Phone):
         self.find(selector).send_keys(text, *([Keys.ENTER] if enter else []))
 
     def resize(self, size: tuple[int, int]) -> None:
-        """The window this size; MiniBrowser's toolbar keeps it 447 px wide at least."""
+        """The page's viewport this size, once the window has taken it (it does so a
+        moment after the command answers)."""
         self.driver.set_window_size(*size)
+        self.wait_until(
+            "innerWidth === arguments[0] && innerHeight === arguments[1]", f"a {size} page", *size
+        )
 
     def forget(self) -> None:
         """Drop the cookies of the last test's server (every port of its address)."""
