@@ -312,6 +312,14 @@ def console_errors(page) -> list[str]:
 
 
 @pytest.fixture(scope="session")
+def shared_folder(tmp_path_factory, worker_id) -> Path:
+    """A folder every worker process of the session shares (pytest-xdist's workers each
+    have a folder of their own in it), for a data set built once: tests/yearbook.py."""
+    folder = tmp_path_factory.getbasetemp()
+    return folder if worker_id == "master" else folder.parent
+
+
+@pytest.fixture(scope="session")
 def artifacts() -> Path:
     """The ignored folder for screenshots."""
     ARTIFACTS.mkdir(exist_ok=True)
