@@ -3,7 +3,8 @@
 ``--database=postgresql`` (or COMPANION_TEST_DATABASE=postgresql) runs the tests that
 touch the database on a PostgreSQL server started for the session (tests/postgresql.py):
 those that use the ``app`` fixture or are marked ``database``, except the browser
-tests and those marked ``sqlite_only``; those marked ``postgresql`` run only then.
+tests and those marked ``sqlite_only`` or ``dialect_free``; those marked ``postgresql``
+run only then.
 """
 
 import os
@@ -62,14 +63,16 @@ def touches_database(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """On PostgreSQL keep the tests that touch the database (not the browser's, not those
-    about SQLite); on SQLite leave out those about PostgreSQL."""
+    about SQLite or that no dialect could change); on SQLite leave out those about
+    PostgreSQL."""
     if on_postgresql(config):
         keep = [
             item
             for item in items
             if touches_database(item)
-            and not item.get_closest_marker("browser")
-            and not item.get_closest_marker("sqlite_only")
+            and not any(
+                item.get_closest_marker(name) for name in ("browser", "sqlite_only", "dialect_free")
+            )
         ]
     else:
         keep = [item for item in items if not item.get_closest_marker("postgresql")]
@@ -309,6 +312,14 @@ def console_errors(page) -> list[str]:
     page.on("console", on_console)
     page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
     return errors
+
+
+@pytest.fixture(scope="session")
+def shared_folder(tmp_path_factory, worker_id) -> Path:
+    """A folder every worker process of the session shares (pytest-xdist's workers each
+    have a folder of their own in it), for a data set built once: tests/yearbook.py."""
+    folder = tmp_path_factory.getbasetemp()
+    return folder if worker_id == "master" else folder.parent
 
 
 @pytest.fixture(scope="session")

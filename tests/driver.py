@@ -127,19 +127,26 @@ def play_game(client, match_id, player_ids, rng: random.Random, deck: int = 104,
     """Play one whole game through the app; return the engine's own replay of it.
 
     ``chooser(pending) -> row`` picks rows for too-low cards (default: a random row).
+    The choices the game waits for are the engine's, placing the rounds here as they are
+    sent: asking the app after every round and every choice replayed the whole match each
+    time (a fifth of a game's time). The app asks for the same ones: a choice it did not
+    ask for, a round sent while it waits for one, fail; and at the end it waits for none.
     """
     hands, starting = deal(rng, len(player_ids), deck)
     assert start_game(client, match_id, starting).status_code == 303
+    table = rules.Table([(card,) for card in starting])
     rounds = []
     for turn in range(10):
         plays = {pid: hands[seat][turn] for seat, pid in enumerate(player_ids)}
         assert enter_round(client, match_id, plays).status_code == 303
+        table.start_round(plays.items())
         choices = {}
-        while (pending := pending_of(client, match_id)) is not None:
+        while (pending := table.run(choices)) is not None:
             row = chooser(pending) if chooser else rng.randint(1, 4)
             choices[pending.player] = row
             assert choose(client, match_id, pending.player, row).status_code == 303
         rounds.append((list(plays.items()), choices))
+    assert pending_of(client, match_id) is None
     return rules.replay_game(starting, rounds, player_ids)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import make_app, new_phone_context, route_cdn, stop_server
 from waitress import create_server
-from yearbook import YEAR, build_household
+from yearbook import YEAR, kept_household
 
 pytestmark = pytest.mark.browser
 
@@ -21,10 +21,10 @@ SHOTS = os.environ.get("REVIEW_SHOTS")
 
 
 @pytest.fixture(scope="module")
-def household_server(tmp_path_factory):
+def household_server(tmp_path_factory, shared_folder):
     """A server of its own with the household of tests/household/test_review.py."""
     app = make_app(tmp_path_factory.mktemp("review") / "companion.sqlite")
-    build_household(app.test_client(), app)
+    kept_household(app.test_client(), app, shared_folder)
     server = create_server(app, host="127.0.0.1", port=0, threads=2)
     thread = threading.Thread(target=server.run, name="review-server", daemon=True)
     thread.start()

@@ -17,7 +17,7 @@ import pytest
 from driver import add_players, play_game, score_game, start_match
 from openskill.models import PlackettLuce
 from sqlalchemy import select
-from yearbook import PAUSE, YEAR, build_household
+from yearbook import PAUSE, YEAR, kept_household
 
 from companion import rules
 from companion.db import db
@@ -303,14 +303,15 @@ def comparable(review: yearly.Review) -> dict:
     return values
 
 
-def test_every_figure_of_the_year_equals_a_replay_of_its_games(client, app):
+def test_every_figure_of_the_year_equals_a_replay_of_its_games(client, app, shared_folder):
     """Six players, 40 matches: matches, games, evenings, time, wins, most improved,
     cleanest game, worst round, 55s, nemeses, the costliest card and both charts, for
     the household and for each player, and for the year before; the page shows them.
 
-    One test builds the household once (on PostgreSQL every test starts empty).
+    One test builds the household once (on PostgreSQL every test starts empty); on
+    SQLite it is a copy of the session's (tests/browser/test_browser_review.py's too).
     """
-    ids = build_household(client, app)
+    ids = kept_household(client, app, shared_folder)
     expected = Replayed(app, YEAR)
     assert len(expected.matches) == 37
     with app.test_request_context():
