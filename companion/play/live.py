@@ -120,7 +120,9 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
     if part == ENTERED:
         shared = line.html
     else:
-        shown = regions_shown(match_id, stamp, level, view, replay)
+        shown = regions_shown(
+            match_id, stamp, level, view, replay, lambda: match_view(replay(), view)
+        )
         shared = filled(shown, line).replace(SCORE_SLOT, "")
     form_key = phone_form_key(line.table_key, level, mine, line.entered, line.repeated)
     changed_form = view == "match" and shown_form != form_key
@@ -138,24 +140,26 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
     return shared + entry + poller, form_key
 
 
-def regions_shown(match_id: int, stamp: tuple, level, view: str, replay) -> RegionsShown:
+def regions_shown(match_id: int, stamp: tuple, level, view: str, replay, context) -> RegionsShown:
     """The live regions of the table version in ``stamp`` as phones at ``level`` see them,
-    in this language: rendered from ``replay()`` by the first who asks, shared after."""
+    in this language: rendered from ``context()``, the ``view`` of ``replay()``, by the
+    first who asks, shared after."""
     _version, table_version, player_token, _watch_token = stamp
     # A row choice looks two ways to players' phones: the chooser's (and the phone
     # for everybody's) with its buttons, another player's with them behind a tap.
     others = level == PLAYER and others_choice(replay(), me(match_id))
     key = (match_id, player_token, table_version, view, level, str(get_locale()), others)
-    return REGIONS_SHOWN.through(key, lambda: render_regions(replay(), view))
+    return REGIONS_SHOWN.through(key, lambda: render_regions(context()))
 
 
-def page_regions(state: MatchState) -> PageRegions:
-    """The match page's live table and live score at the state's version: the render the
-    table's phones share (``regions``), in place rather than out of band. The sending
-    phone's page after a write, and the pushes to the others, render them once."""
+def page_regions(state: MatchState, context: dict) -> PageRegions:
+    """The match page's live table and live score at the state's version (``context``,
+    its ``match_view``): the render the table's phones share (``regions``), in place
+    rather than out of band. The sending phone's page after a write, and the pushes to
+    the others, render them once."""
     match = state.match
     stamp = (state.version, match.table_version, match.player_token, match.watch_token)
-    shown = regions_shown(match.id, stamp, access(match), "match", lambda: state)
+    shown = regions_shown(match.id, stamp, access(match), "match", lambda: state, lambda: context)
     key = (match.id, match.player_token, state.version, str(get_locale()), ALL)
     line = ENTERED_LINES.through(key, lambda: entered_line(state, ALL))
     table, score = filled(shown, line).split(SCORE_SLOT)
@@ -180,10 +184,11 @@ def table_view(match_id: int):
     )
 
 
-def render_regions(state: MatchState, view: str) -> RegionsShown:
-    """Render the live regions of the state's table version, with slots for the CSRF
-    token and for the "Entered:" line, the only part that changes with hidden cards."""
-    context = match_view(state, view)
+def render_regions(context: dict) -> RegionsShown:
+    """Render the live regions of a table version (``context``, a state's ``match_view``),
+    with slots for the CSRF token and for the "Entered:" line, the only part that
+    changes with hidden cards. Nothing in them is a phone's own (its "I am", its cards
+    sent) but what ``regions_shown`` keys them by, so any phone's context will do."""
     slots = {"csrf": CSRF_SLOT, "entered_slot": ENTERED_SLOT, "score_slot": SCORE_SLOT}
     html = compact(render("matches/live.html", **context, form={}, errors={}, **slots))
     return RegionsShown(html, CSRF_SLOT in html)

@@ -19,10 +19,9 @@ def show(match_id: int):
     form = typed_back(state)
     # Cards typed back (an undo) stand in the entry forms only; the live table and score
     # are the ones the table's phones are pushed.
-    live = page_regions(state)
-    return render(
-        "matches/show.html", "match", **match_view(state), form=form, errors={}, live=live
-    )
+    context = match_view(state)
+    live = page_regions(state, context)
+    return render("matches/show.html", "match", **context, form=form, errors={}, live=live)
 
 
 def grid(match_id: int):
