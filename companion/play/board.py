@@ -150,18 +150,24 @@ def entry_view(state: MatchState) -> dict:
         "others_choice": others_choice(state, mine),
         # Just started: the invite stands above the starting cards, on the first screen.
         "invite_first": level == PLAYER and not state.games and not state.over,
-        **round_entry_view(state),
+        **round_entry_view(state, mine),
     }
 
 
-def round_entry_view(state: MatchState) -> dict:
-    """The round's form on this phone: the seats whose field is open (no card in yet, or
-    a card typed twice), what each card typed twice is told, and the cards this phone
-    sent that still wait hidden ("Your card: 3 · Change"), which no other phone is shown."""
+def round_entry_view(state: MatchState, mine: int | None) -> dict:
+    """The round's form on this phone (player ``mine``, if it said): the seats whose field
+    is open (no card in yet, or a card typed twice), this phone's own first, what each
+    card typed twice is told, and the cards this phone sent that still wait hidden
+    ("Your card: 3 · Change"), which no other phone is shown. Worked out here, not in
+    the template: every phone of a table renders its own form after each round."""
     current = state.current
     if current is None or current.table is None:
         return {
             "open_seats": [],
+            "my_seats": [],
+            "other_seats": [],
+            "changing_seats": [],
+            "long_names": False,
             "repeated": {},
             "sent": {},
             "repeated_fields": {},
@@ -171,12 +177,19 @@ def round_entry_view(state: MatchState) -> dict:
     kept = sent(state.match.id, current.number, current.rounds_played + 1)
     # What this phone sent, while it is what waits (another phone may have changed it).
     kept = {seat: card for seat, card in kept.items() if current.entered.get(seat) == card}
+    open_seats = [
+        player
+        for player in state.players
+        if player.id not in current.entered or player.id in repeated
+    ]
     return {
-        "open_seats": [
-            player
-            for player in state.players
-            if player.id not in current.entered or player.id in repeated
-        ],
+        "open_seats": open_seats,
+        "my_seats": [player for player in open_seats if player.id == mine],
+        "other_seats": [player for player in open_seats if player.id != mine],
+        # Seats whose card is in but open again (typed twice): the form changes them.
+        "changing_seats": [player.id for player in open_seats if player.id in current.entered],
+        # Long names get wider fields (three a line on a phone), so they stand in full.
+        "long_names": max(len(player.name) for player in state.players) > 8,
         "repeated": repeated,
         "sent": kept,
         "repeated_fields": {f"card-{seat}": note for seat, note in repeated.items()},

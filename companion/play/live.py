@@ -33,7 +33,7 @@ from companion.play.board import (
     table_key,
 )
 from companion.state import MatchState, current_state, match_stamp
-from companion.web.access import LINKS, PLAYER, level_for, me
+from companion.web.access import LINKS, PLAYER, access, level_for, me
 from companion.web.htmx import render
 
 # Runs of whitespace between and inside tags, left by template indentation: collapsed
@@ -41,6 +41,9 @@ from companion.web.htmx import render
 WHITESPACE_RUN = re.compile(r"\s{2,}")
 CSRF_SLOT = "\x00csrf\x00"  # the token a shared render's forms carry: each phone's own
 ENTERED_SLOT = "\x00entered\x00"  # stands for a version's "Entered:" line in the regions
+SCORE_SLOT = "\x00score\x00"  # between the live table and the live score, where a page
+# puts its entry forms
+OOB = ' hx-swap-oob="true"'  # the regions' mark in a poll's answer: swapped by their ids
 REGIONS_SHOWN = Memo("live_regions", 512)  # regions of a table version, by view, level, language
 ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
 ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
@@ -51,6 +54,13 @@ class RegionsShown(NamedTuple):
 
     html: str
     csrf: bool  # whether ``html`` holds the CSRF slot (forms), to fill for each phone
+
+
+class PageRegions(NamedTuple):
+    """The live regions as the match page holds them, around its entry forms."""
+
+    table: str
+    score: str
 
 
 class EnteredLine(NamedTuple):
@@ -110,11 +120,10 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
     if part == ENTERED:
         shared = line.html
     else:
-        # A row choice looks two ways to players' phones: the chooser's (and the phone
-        # for everybody's) with its buttons, another player's with them behind a tap.
-        others = level == PLAYER and others_choice(replay(), mine)
-        key = (match_id, player_token, table_version, view, level, locale, others)
-        shared = filled(REGIONS_SHOWN.through(key, lambda: render_regions(replay(), view)), line)
+        shown = regions_shown(
+            match_id, stamp, level, view, replay, lambda: match_view(replay(), view)
+        )
+        shared = filled(shown, line).replace(SCORE_SLOT, "")
     form_key = phone_form_key(line.table_key, level, mine, line.entered, line.repeated)
     changed_form = view == "match" and shown_form != form_key
     entry = entry_forms(replay()) if changed_form else ""
@@ -129,6 +138,33 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
         )
     )
     return shared + entry + poller, form_key
+
+
+def regions_shown(match_id: int, stamp: tuple, level, view: str, replay, context) -> RegionsShown:
+    """The live regions of the table version in ``stamp`` as phones at ``level`` see them,
+    in this language: rendered from ``context()``, the ``view`` of ``replay()``, by the
+    first who asks, shared after."""
+    _version, table_version, player_token, _watch_token = stamp
+    # A row choice looks two ways to players' phones: the chooser's (and the phone
+    # for everybody's) with its buttons, another player's with them behind a tap.
+    others = level == PLAYER and others_choice(replay(), me(match_id))
+    key = (match_id, player_token, table_version, view, level, str(get_locale()), others)
+    return REGIONS_SHOWN.through(key, lambda: render_regions(context()))
+
+
+def page_regions(state: MatchState, context: dict) -> PageRegions:
+    """The match page's live table and live score at the state's version (``context``,
+    its ``match_view``): the render the table's phones share (``regions``), in place
+    rather than out of band. The sending phone's page after a write, and the pushes to
+    the others, render them once."""
+    match = state.match
+    stamp = (state.version, match.table_version, match.player_token, match.watch_token)
+    shown = regions_shown(match.id, stamp, access(match), "match", lambda: state, lambda: context)
+    key = (match.id, match.player_token, state.version, str(get_locale()), ALL)
+    line = ENTERED_LINES.through(key, lambda: entered_line(state, ALL))
+    table, score = filled(shown, line).split(SCORE_SLOT)
+    # Each part's own tag comes first: its out-of-band mark is the part's first.
+    return PageRegions(table.replace(OOB, "", 1), score.replace(OOB, "", 1))
 
 
 def compact(html: str) -> str:
@@ -148,11 +184,12 @@ def table_view(match_id: int):
     )
 
 
-def render_regions(state: MatchState, view: str) -> RegionsShown:
-    """Render the live regions of the state's table version, with slots for the CSRF
-    token and for the "Entered:" line, the only part that changes with hidden cards."""
-    context = match_view(state, view)
-    slots = {"csrf": CSRF_SLOT, "entered_slot": ENTERED_SLOT}
+def render_regions(context: dict) -> RegionsShown:
+    """Render the live regions of a table version (``context``, a state's ``match_view``),
+    with slots for the CSRF token and for the "Entered:" line, the only part that
+    changes with hidden cards. Nothing in them is a phone's own (its "I am", its cards
+    sent) but what ``regions_shown`` keys them by, so any phone's context will do."""
+    slots = {"csrf": CSRF_SLOT, "entered_slot": ENTERED_SLOT, "score_slot": SCORE_SLOT}
     html = compact(render("matches/live.html", **context, form={}, errors={}, **slots))
     return RegionsShown(html, CSRF_SLOT in html)
 

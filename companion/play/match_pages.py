@@ -7,6 +7,7 @@ from flask import abort, redirect
 from companion.derived.timing import match_times
 from companion.play.bgstats import bgstats_link
 from companion.play.board import match_view, totals_chart
+from companion.play.live import page_regions
 from companion.play.undo import typed_back
 from companion.state import current_state
 from companion.web.htmx import render
@@ -16,7 +17,11 @@ def show(match_id: int):
     """The match at the table: the rows, the next thing to enter, the score."""
     state = current_state(match_id)
     form = typed_back(state)
-    return render("matches/show.html", "match", **match_view(state), form=form, errors={})
+    # Cards typed back (an undo) stand in the entry forms only; the live table and score
+    # are the ones the table's phones are pushed.
+    context = match_view(state)
+    live = page_regions(state, context)
+    return render("matches/show.html", "match", **context, form=form, errors={}, live=live)
 
 
 def grid(match_id: int):

@@ -60,14 +60,17 @@ def answer_of(response) -> tuple:
 
 
 def hidden_world(tmp_path, name: str, annas_card: int):
-    """Four players; Ben's phone ("I am Ben") sent 50, Anna's phone her hidden card."""
+    """Four players; Ben's phone ("I am Ben") sent 50, Anna's phone her hidden card, and
+    opened the page after it, as htmx follows the 303: the live regions every phone of
+    the table is then pushed are rendered on her phone, which knows her card."""
     app = make_app(tmp_path / f"{name}.sqlite")
     (anna, ben, cleo, dora), match_id = four_at_the_table(app)
     bens_phone = phone_of(app, match_id, ben)
     assert post_round(bens_phone, match_id, {ben: 50}).status_code == 303
-    assert (
-        post_round(phone_of(app, match_id, anna), match_id, {anna: annas_card}).status_code == 303
-    )
+    annas_phone = phone_of(app, match_id, anna)
+    assert post_round(annas_phone, match_id, {anna: annas_card}).status_code == 303
+    page = annas_phone.get(f"/matches/{match_id}", headers={"HX-Request": "true"})
+    assert f"Your card: {annas_card}" in page.get_data(as_text=True)
     return app, bens_phone, match_id, (anna, ben, cleo, dora)
 
 

@@ -92,6 +92,44 @@ def test_hidden_cards_reuse_the_regions_of_their_table_version(client, app, tabl
     assert len(renders) == 1
 
 
+def test_the_page_after_a_write_holds_the_regions_the_other_phones_are_pushed(
+    client, app, table, monkeypatch
+):
+    """The sending phone's page after its write (htmx follows the 303) and the other
+    phones' pushes share one render of the live regions: on the page in place, not out
+    of band, around its entry forms, with its own token and its version's "Entered:"
+    line; a hidden card sent then changes that line alone, and renders nothing again."""
+    (anna, ben, cleo), match_id = table
+    player_token, _ = tokens(app, match_id)
+    other = phone(app, match_id, player_token)
+    version, table_version = versions_of(app, match_id)
+    renders = []  # the live table, rendered (an include asks the environment for it)
+    get_template = app.jinja_env.get_template
+    monkeypatch.setattr(
+        app.jinja_env,
+        "get_template",
+        lambda name, *args, **kwargs: renders.append(name) or get_template(name, *args, **kwargs),
+    )
+    assert enter_round(client, match_id, {anna: 41, ben: 42, cleo: 43}).status_code == 303
+    renders.clear()  # the write's
+    htmx = {"HX-Request": "true", "HX-Target": "match"}
+    page = client.get(f"/matches/{match_id}", headers=htmx).get_data(as_text=True)
+    status, pushed = poll_of(other, match_id, since=version, table=table_version)
+    assert status == 200 and 'id="live-table"' in pushed
+    assert renders.count("matches/_live_table.html") == 1
+    assert "hx-swap-oob" not in page and "\x00" not in page
+    table_at = page.index('<section id="live-table"')
+    assert table_at < page.index('<div id="entry"') < page.index('<div id="live-score">')
+    [token] = set(TOKEN.findall(page))
+    assert token != live.CSRF_SLOT
+    assert '<p class="entered" id="entered" hidden></p>' in page
+    i_am(other, match_id, ben)
+    assert enter_round(other, match_id, {ben: 50}).status_code == 303
+    page = client.get(f"/matches/{match_id}", headers=htmx).get_data(as_text=True)
+    assert re.findall(r'class="tag is-in"[^>]*>✓ <[^>]*>(\w+)', page) == ["Ben"]
+    assert renders.count("matches/_live_table.html") == 1
+
+
 def test_the_entered_line_is_on_the_page_before_the_first_card(client, app, table):
     """The line the polls swap is there, hidden, before anyone has entered a card."""
     (anna, _ben, _cleo), match_id = table
