@@ -163,7 +163,6 @@ def round_entry_view(state: MatchState, mine: int | None) -> dict:
     current = state.current
     if current is None or current.table is None:
         return {
-            "open_seats": [],
             "my_seats": [],
             "other_seats": [],
             "changing_seats": [],
@@ -183,7 +182,6 @@ def round_entry_view(state: MatchState, mine: int | None) -> dict:
         if player.id not in current.entered or player.id in repeated
     ]
     return {
-        "open_seats": open_seats,
         "my_seats": [player for player in open_seats if player.id == mine],
         "other_seats": [player for player in open_seats if player.id != mine],
         # Seats whose card is in but open again (typed twice): the form changes them.

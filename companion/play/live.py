@@ -112,11 +112,9 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
     version, table_version, player_token, watch_token = stamp
     part = ENTERED if shown_table == str(table_version) else ALL
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
-    locale = str(get_locale())
     mine = me(match_id)
     replay = partial(current_state, match_id, stamp)
-    key = (match_id, player_token, version, locale, part)
-    line = ENTERED_LINES.through(key, lambda: entered_line(replay(), part))
+    line = entered_line_shown(match_id, stamp, part, replay)
     if part == ENTERED:
         shared = line.html
     else:
@@ -152,6 +150,15 @@ def regions_shown(match_id: int, stamp: tuple, level, view: str, replay, context
     return REGIONS_SHOWN.through(key, lambda: render_regions(context()))
 
 
+def entered_line_shown(match_id: int, stamp: tuple, part: str, replay) -> EnteredLine:
+    """The "Entered:" line of the version in ``stamp`` (``part``: in the regions or
+    alone), in this language: rendered from ``replay()`` by the first who asks, shared
+    after."""
+    version, _table_version, player_token, _watch_token = stamp
+    key = (match_id, player_token, version, str(get_locale()), part)
+    return ENTERED_LINES.through(key, lambda: entered_line(replay(), part))
+
+
 def page_regions(state: MatchState, context: dict) -> PageRegions:
     """The match page's live table and live score at the state's version (``context``,
     its ``match_view``): the render the table's phones share (``regions``), in place
@@ -160,8 +167,7 @@ def page_regions(state: MatchState, context: dict) -> PageRegions:
     match = state.match
     stamp = (state.version, match.table_version, match.player_token, match.watch_token)
     shown = regions_shown(match.id, stamp, access(match), "match", lambda: state, lambda: context)
-    key = (match.id, match.player_token, state.version, str(get_locale()), ALL)
-    line = ENTERED_LINES.through(key, lambda: entered_line(state, ALL))
+    line = entered_line_shown(match.id, stamp, ALL, lambda: state)
     table, score = filled(shown, line).split(SCORE_SLOT)
     # Each part's own tag comes first: its out-of-band mark is the part's first.
     return PageRegions(table.replace(OOB, "", 1), score.replace(OOB, "", 1))
