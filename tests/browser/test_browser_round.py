@@ -8,6 +8,7 @@ import re
 
 import pytest
 from browsing import (
+    IN_VIEW,
     add_players_quickly,
     fits_the_phone,
     in_view,
@@ -78,15 +79,11 @@ def assert_round_at_a_glance(page, number: int) -> None:
     raise AssertionError(f"the next game's form is not whole on the screen: {boxes}")
 
 
-SCROLLED_TO_WHOLE = """form => {
-  form.scrollIntoView({ block: "center" });
+SCROLLED_TO_WHOLE = f"""form => {{
+  form.scrollIntoView({{ block: "center" }});
   const field = form.querySelector("input:not([type=hidden])");
-  const parts = [field, form.querySelector("button[type=submit]")];
-  return parts.every((part) => {
-    const box = part.getBoundingClientRect();
-    return box.top >= 0 && box.left >= 0 && box.bottom <= innerHeight && box.right <= innerWidth;
-  });
-}"""
+  return [field, form.querySelector("button[type=submit]")].every({IN_VIEW});
+}}"""
 
 
 @pytest.mark.parametrize("players", [2, 4, 6])
