@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import conftest
 import pytest
+from chromium import LAN_HOST
 from conftest import new_phone_context
 from driver import tokens
 from phones import FormPhone, joined, stop
@@ -174,15 +175,19 @@ window.EventSource = class extends Real {
 def test_a_stream_whose_open_event_never_comes_is_open_at_its_first_event(
     browser, served, tmp_path
 ):
-    _server, port = served(COMPANION_LIVE_HEARTBEAT="1", **NO_POLL)
-    base = f"http://127.0.0.1:{port}"
+    _server, port = served(
+        COMPANION_LIVE_HEARTBEAT="1", COMPANION_TRUSTED_HOSTS=LAN_HOST, **NO_POLL
+    )
     app = database_app(tmp_path)
-    _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
+    # The sender posts on loopback; the phone is at a home network's address (Chromium
+    # maps the name to loopback), no secure context, as phones at the table are.
+    _client, ids, match_id, [sender] = joined(app, f"http://127.0.0.1:{port}", 1, FormPhone)
     context = new_phone_context(browser)
     try:
         context.add_init_script(NO_OPEN_EVENT)
         phone = context.new_page()
-        phone.goto(f"{base}/matches/{match_id}/join/{tokens(app, match_id)[0]}")
+        phone.goto(f"http://{LAN_HOST}:{port}/matches/{match_id}/join/{tokens(app, match_id)[0]}")
+        assert phone.evaluate("isSecureContext") is False
         # Its first "alive" (every second here) says it is open; pushes then come.
         expect(phone.locator("#stream")).to_have_attribute("data-stream", "open", timeout=30_000)
         enter_round(sender, match_id, ids, [41, 42, 43])
