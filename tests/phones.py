@@ -17,7 +17,7 @@ from pathlib import Path
 
 import conftest
 from driver import add_players, start_game, start_match
-from servers import CSRF, LOOPBACK, answers, environment, free_port, launch
+from servers import CSRF, LOOPBACK, answers, background, environment, free_port, launch
 from servers import workers as server_workers
 
 from companion.db import db
@@ -115,6 +115,15 @@ def start_server(
         tmp_path / "server.log",
     )
     return server, port
+
+
+def the_background(server: subprocess.Popen, log: Path | None = None) -> int:
+    """The server's background process, once it is there: it is started a moment after
+    the server answers, and sets its own lowest priority (by which it is told from the
+    workers) a moment after that."""
+    wait_for(lambda: len(background(server.pid)) == 1, lambda: server.poll() is None, log)
+    [pid] = background(server.pid)
+    return pid
 
 
 def server_env(tmp_path, **env) -> dict:

@@ -18,9 +18,8 @@ import pytest
 from chromium import LAN_HOST
 from conftest import make_app, serving
 from driver import add_players, play_game, start_match, tokens
-from phones import wait_for
+from phones import the_background
 from playwright.sync_api import expect
-from servers import background
 
 from companion import create_app, store
 
@@ -80,8 +79,7 @@ def test_the_review_fills_in_while_the_next_game_is_being_typed(page, tmp_path):
 def test_the_servers_background_pushes_the_review_into_an_open_page(page, served, tmp_path):
     # Only the stream brings it.
     server, port = served(COMPANION_LIVE_POLL="null", COMPANION_TRUSTED_HOSTS=LAN_HOST)
-    wait_for(lambda: len(background(server.pid)) == 1, lambda: server.poll() is None)
-    [held] = background(server.pid)
+    held = the_background(server)
     os.kill(held, signal.SIGSTOP)
     try:
         app = create_app(conftest.testing_config(tmp_path / "workers.sqlite"))
