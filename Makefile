@@ -3,8 +3,8 @@
 #                      back by itself when it dies (README: "On a Raspberry Pi")
 # make service-remove  stop that service and remove it (the database stays)
 # make test  install the test tools too, lint, and run every test (Chromium included),
-#            and beside them the database tests again on PostgreSQL (a server of their
-#            own), on every core (TEST_WORKERS=1 for one process each)
+#            then the database tests again on PostgreSQL (a server of their own), on
+#            every core (TEST_WORKERS=1 for one process)
 # make lock  update the locked versions (requirements/*.txt) to the newest that
 #            pyproject.toml's ranges allow; then `make test` (README: "Locked versions")
 
@@ -66,43 +66,22 @@ service-remove:
 # servers, Chromium and PostgreSQL); a worker that runs out of tests takes some of the
 # other's (worksteal: a few tests take a minute, and a run ends with its slowest
 # worker); each phase says how long it took.
-#
-# The two phases run side by side. The SQLite phase's browser tests wait for pages and
-# pushes (1,229 s of CPU in 885 s on two cores: a third of the machine idle), the
-# PostgreSQL phase's tests keep a core busy (610 s of CPU in 450 s, on two workers); one
-# after the other they took 1,335 s. The SQLite phase takes one worker more than there
-# are cores, the PostgreSQL phase one for every two cores (at least one); its output is
-# kept in $(POSTGRESQL_LOG) and shown when both are done. TEST_WORKERS=1 (or any number)
-# sets both phases.
 TEST_WORKERS ?= auto
-CORES = $(shell nproc 2>/dev/null || echo 1)
-CORES_PLUS_ONE = $(shell echo $$(( $(CORES) + 1 )))
-HALF_THE_CORES = $(shell echo $$(( $(CORES) / 2 > 1 ? $(CORES) / 2 : 1 )))
+# The SQLite phase takes one worker more than there are cores: its browser tests wait for
+# pages and pushes, and with a worker per core the CPU stood idle a third of the time
+# (1,190 s of CPU in 887 s on two cores). The PostgreSQL phase keeps them busy as it is.
+# TEST_WORKERS=1 (or any number) sets both phases.
+CORES_PLUS_ONE = $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 SQLITE_TEST_WORKERS ?= $(if $(filter auto,$(TEST_WORKERS)),$(CORES_PLUS_ONE),$(TEST_WORKERS))
-POSTGRESQL_TEST_WORKERS ?= $(if $(filter auto,$(TEST_WORKERS)),$(HALF_THE_CORES),$(TEST_WORKERS))
-POSTGRESQL_LOG := .pytest_cache/postgresql-phase.log
 XDIST = --dist worksteal
 DURATIONS ?= --durations=15  # the slowest tests of each phase, where CI's time goes
-# $(2), then "make: $(1) took ... s"; its exit status is $(2)'s.
-elapsed = begun=$$(date +%s); $(2); code=$$?; \
-	echo "make: $(1) took $$(( $$(date +%s) - begun )) s"; (exit $$code)
-timed = @$(call elapsed,$(1),$(2))
-SQLITE_PHASE = $(BIN)/pytest -n $(SQLITE_TEST_WORKERS) $(XDIST) $(DURATIONS)
-POSTGRESQL_PHASE = $(BIN)/pytest -n $(POSTGRESQL_TEST_WORKERS) $(XDIST) --database=postgresql \
-	$(DURATIONS)
+timed = @start=$$(date +%s); $(2); status=$$?; \
+	echo "make: $(1) took $$(( $$(date +%s) - start )) s"; exit $$status
 
 test: test-tools
 	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/lint-imports)
-	@mkdir -p $(dir $(POSTGRESQL_LOG)); start=$$(date +%s); \
-	($(call elapsed,the database tests on PostgreSQL,$(POSTGRESQL_PHASE))) > $(POSTGRESQL_LOG) 2>&1 & \
-	postgresql=$$!; \
-	echo "make: the database tests on PostgreSQL run beside these; their output: $(POSTGRESQL_LOG)"; \
-	$(call elapsed,the tests on SQLite (Chromium included),$(SQLITE_PHASE)); sqlite=$$?; \
-	wait $$postgresql; status=$$?; \
-	echo "make: the database tests on PostgreSQL (run beside those on SQLite):"; \
-	cat $(POSTGRESQL_LOG); \
-	echo "make: both phases took $$(( $$(date +%s) - start )) s"; \
-	[ $$sqlite -eq 0 ] && [ $$status -eq 0 ]
+	$(call timed,the tests on SQLite (Chromium included),$(BIN)/pytest -n $(SQLITE_TEST_WORKERS) $(XDIST) $(DURATIONS))
+	$(call timed,the database tests on PostgreSQL,$(BIN)/pytest -n $(TEST_WORKERS) $(XDIST) --database=postgresql $(DURATIONS))
 
 # What the tests need installed (CI times it apart from the tests).
 test-tools: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE) $(SSE_FILE)
