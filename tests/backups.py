@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from alembic.script import ScriptDirectory
 from driver import add_players, enter_round, play_game, score_game, start_game, start_match
+from kept import kept
 
 from companion import rules
 from companion.db import db
@@ -38,6 +39,12 @@ def household(client) -> dict[str, int]:
     # Anna's 3 is lower than every row: the round waits for her row choice.
     assert enter_round(client, second, {ids["Anna"]: 3, ids["Jürgen"]: 20}).status_code == 303
     return ids
+
+
+def kept_household(client, app, shared) -> dict[str, int]:
+    """``household``, built by the session's first test that asks and copied after
+    (tests/kept.py; ``shared``: conftest.shared_folder)."""
+    return kept(app, client, shared, "backups", lambda: household(client))
 
 
 def export(client) -> dict:

@@ -203,14 +203,7 @@ class Databases:
         """A test ended: close its apps' connections, empty its databases for the next."""
         taken, self.taken = self.taken or [], None
         done = set(taken) | set(self.empties)
-        close_connections(done)
-        self.close_opened(done)
-        for name in done:
-            self.admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = %s AND pid <> pg_backend_pid()",
-                (name,),
-            )
+        self.disconnect(done)
         for name in taken:
             with self.server.connect(name) as connection:
                 connection.execute("SET lock_timeout = '10s'")
@@ -224,6 +217,35 @@ class Databases:
             )
         self.empties = []
         self.named = {key: name for key, name in self.named.items() if name not in done}
+
+    def disconnect(self, names: set[str]) -> None:
+        """Close every connection to the databases ``names``: the apps', then the rest."""
+        close_connections(names)
+        self.close_opened(names)
+        for name in names:
+            self.admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            )
+
+    def copy(self, source: str, target: str) -> None:
+        """A new database ``target``, a copy of ``source`` (kept for the session:
+        tests/kept.py)."""
+        self.disconnect({source})
+        self.admin.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(target), sql.Identifier(source)
+            )
+        )
+
+    def replace(self, database: str, source: str) -> None:
+        """The test's database ``database`` replaced by a copy of ``source``."""
+        self.disconnect({database})
+        self.admin.execute(
+            sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(database))
+        )
+        self.copy(source, database)
 
     def close_opened(self, names: set[str] | None) -> None:
         """Close the apps' connections to the databases ``names`` (None: all)."""

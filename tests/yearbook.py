@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import fcntl
 import random
-import sqlite3
-from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from driver import add_players, play_game, score_game, start_match
+from kept import kept
 from sqlalchemy import select
 
 from companion.db import db
 from companion.derived import rebuild
-from companion.models import Match, Player
+from companion.models import Match
 
 SIX = ["Anna", "Ben", "Cleo", "Dora", "Emil", "Fritz"]
 YEAR = 2025
@@ -24,32 +22,8 @@ PAUSE = timedelta(minutes=20)  # companion.derived.timing's, counted again by th
 def kept_household(client, app, shared: Path) -> list[int]:
     """The household of ``build_household`` in the app's database; its players' ids. The
     session's first test that asks builds it (20 to 40 s of entering games through the
-    app) and keeps a copy in ``shared`` (every worker's folder: conftest.shared_folder);
-    on SQLite the others get a copy of that (milliseconds). On PostgreSQL each builds it.
-    """
-    database = app.config["SQLALCHEMY_DATABASE_URI"].removeprefix("sqlite:///")
-    if database == app.config["SQLALCHEMY_DATABASE_URI"]:  # not an SQLite file
-        return build_household(client, app)
-    kept = shared / "household.sqlite"
-    with open(shared / "household.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker builds, the others wait for it
-        if not kept.exists():
-            ids = build_household(client, app)
-            copy_database(app, database, shared / "household.building")
-            (shared / "household.building").rename(kept)
-            return ids
-    copy_database(app, kept, database)
-    with app.app_context():
-        return [db.session.scalar(select(Player.id).where(Player.name == name)) for name in SIX]
-
-
-def copy_database(app, source, target) -> None:
-    """Copy the SQLite database ``source`` over ``target`` (SQLite's backup: whatever is
-    in its write-ahead log too), the app's connections closed first."""
-    with app.app_context():
-        db.engine.dispose()
-    with closing(sqlite3.connect(source)) as original, closing(sqlite3.connect(target)) as copy:
-        original.backup(copy)
+    app), the others get a copy (tests/kept.py; ``shared``: conftest.shared_folder)."""
+    return kept(app, client, shared, "yearbook", lambda: build_household(client, app))
 
 
 def build_household(client, app) -> list[int]:

@@ -13,7 +13,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from backups import FORMAT, export, household, shifted, snapshot, upload, without_time
+from backups import (
+    FORMAT,
+    export,
+    kept_household,
+    shifted,
+    snapshot,
+    upload,
+    without_time,
+)
 from conftest import make_app
 from driver import add_players, start_match
 
@@ -21,9 +29,9 @@ from companion.backup.columns import VERSION
 
 
 @pytest.fixture
-def source(client):
+def source(client, app, shared_folder):
     """The household's client, with its history in place."""
-    household(client)
+    kept_household(client, app, shared_folder)
     return client
 
 

@@ -4,7 +4,7 @@ keeps it, and a file of the version before notes still imports."""
 import html
 
 import pytest
-from backups import export, household, snapshot, upload, without_time
+from backups import export, kept_household, snapshot, upload, without_time
 from conftest import make_app
 
 from companion.backup.columns import VERSION
@@ -15,9 +15,9 @@ NOTE = "Oma’s 80th; „Kuchen“ & 🎂"
 
 
 @pytest.fixture
-def source(client):
+def source(client, app, shared_folder):
     """The household's client, its first match with a note, the second without."""
-    household(client)
+    kept_household(client, app, shared_folder)
     assert client.post("/matches/1/note", data={"note": NOTE}).status_code == 303
     return client
 

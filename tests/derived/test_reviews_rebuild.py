@@ -8,6 +8,7 @@ import random
 
 import pytest
 from driver import add_players, deal, enter_round, play_game, start_game, start_match
+from kept import kept
 from sqlalchemy import delete, func, insert, literal, select, update
 
 from companion import store
@@ -26,9 +27,16 @@ SUMS = (
 
 
 @pytest.fixture
-def reviewed(app, client):
+def reviewed(app, client, shared_folder):
     """Anna, Ben and Cleo's match of two card games, both reviewed as the background
-    does after a game's end; the review.json of each, as kept."""
+    does after a game's end; the review.json of each, as kept (built once a session:
+    tests/kept.py)."""
+    match_id, documents = kept(app, client, shared_folder, "reviews", lambda: review(app, client))
+    return match_id, documents
+
+
+def review(app, client) -> tuple[int, list[dict]]:
+    """The fixture's match, entered through ``client`` and reviewed."""
     ids = add_players(client, "Anna", "Ben", "Cleo")
     match_id = start_match(client, ids, end_kind="games", end_value=2)
     rng = random.Random(45)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import pytest
 from driver import add_players, play_game, score_game, start_match
+from kept import kept
 from sqlalchemy import select, update
 
 from companion import derived, store
@@ -109,10 +110,17 @@ class Household(NamedTuple):
 
 
 @pytest.fixture
-def household(app, client):
+def household(app, client, shared_folder):
     """Anna, Ben, Cleo and Dora: two card games of three and a four-player match of one
     card game and one score-only game, all reviewed; Anna and Ben's match of one card
-    game not reviewed yet; Emil played only in a match not reviewed."""
+    game not reviewed yet; Emil played only in a match not reviewed. Built once a session
+    (tests/kept.py)."""
+    built = kept(app, client, shared_folder, "choices", lambda: build_household(app, client))
+    return Household(*built)
+
+
+def build_household(app, client) -> Household:
+    """The household of the fixture, entered through ``client``."""
     names = ["Anna", "Ben", "Cleo", "Dora", "Emil"]
     ids = dict(zip(names, add_players(client, *names), strict=True))
     anna, ben, cleo, dora, emil = ids.values()

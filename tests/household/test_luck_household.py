@@ -23,6 +23,7 @@ from driver import (
     score_game,
     start_match,
 )
+from kept import kept
 from sqlalchemy import delete, func, select, update
 
 from companion import derived, rules, store
@@ -119,10 +120,17 @@ class Household(NamedTuple):
 
 
 @pytest.fixture
-def household(client):
+def household(app, client, shared_folder):
     """Anna, Ben, Cleo and Dora: two card games of three; a four-player match of one card
     game and one score-only game; Anna and Ben's match still going on, one game over and
-    the next three rounds in. Anna, Ben and Cleo have three complete games or more."""
+    the next three rounds in. Anna, Ben and Cleo have three complete games or more. Built
+    once a session (tests/kept.py)."""
+    built = kept(app, client, shared_folder, "luck", lambda: build_household(client))
+    return Household(*built)
+
+
+def build_household(client) -> Household:
+    """The household of the fixture, entered through ``client``."""
     names = ["Anna", "Ben", "Cleo", "Dora"]
     ids = dict(zip(names, add_players(client, *names), strict=True))
     anna, ben, cleo, dora = ids.values()

@@ -7,6 +7,7 @@ from html import unescape
 
 import pytest
 from driver import add_players, play_game, score_game, start_game, start_match
+from kept import kept
 
 from companion import store
 
@@ -19,8 +20,15 @@ GRADE_WORDS = {
 
 
 @pytest.fixture
-def reviewed(app, client):
-    """Anna, Ben and Cleo have played game 1 to its end, and its review is kept."""
+def reviewed(app, client, shared_folder):
+    """Anna, Ben and Cleo have played game 1 to its end, and its review is kept (built
+    once a session: tests/kept.py)."""
+    match_id, ids = kept(app, client, shared_folder, "review_page", lambda: review(app, client))
+    return match_id, ids
+
+
+def review(app, client) -> tuple[int, list[int]]:
+    """The fixture's game, entered through ``client`` and reviewed."""
     ids = add_players(client, "Anna", "Ben", "Cleo")
     match_id = start_match(client, ids)
     play_game(client, match_id, ids, random.Random(45))

@@ -69,13 +69,17 @@ def test_the_plain_id_is_served(client, one, method, path):
 
 
 @pytest.mark.dialect_free("the id converter refuses the spelling before any query")
-@pytest.mark.parametrize("spelling", OTHER_ONES)
 @pytest.mark.parametrize("method, path", MATCH_ROUTES)
-def test_another_spelling_of_an_id_is_a_404(client, app, one, method, path, spelling):
-    before = matches(app)
-    response = client.open(path.format(id=spelling), method=method, data={"name": "Anna B"})
-    assert response.status_code == 404
-    assert matches(app) == before
+def test_another_spelling_of_an_id_is_a_404(client, app, one, method, path):
+    """Every other spelling of 1, on one app (an app for each took a minute of CI)."""
+    answers = {
+        spelling: client.open(path.format(id=spelling), method=method, data={"name": "Anna B"})
+        for spelling in OTHER_ONES
+    }
+    assert {
+        spelling: r.status_code for spelling, r in answers.items() if r.status_code != 404
+    } == {}
+    assert matches(app) == 1
 
 
 def test_a_rematch_through_arabic_indic_digits_starts_nothing(client, app, one):
