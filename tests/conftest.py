@@ -315,11 +315,11 @@ def console_errors(page) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def shared_folder(tmp_path_factory, worker_id) -> Path:
+def shared_folder(tmp_path_factory) -> Path:
     """A folder every worker process of the session shares (pytest-xdist's workers each
-    have a folder of their own in it), for a data set built once: tests/yearbook.py."""
+    have a folder of their own in it), for data built once: tests/kept.py."""
     folder = tmp_path_factory.getbasetemp()
-    return folder if worker_id == "master" else folder.parent
+    return folder.parent if os.environ.get("PYTEST_XDIST_WORKER") else folder
 
 
 @pytest.fixture(scope="session")
