@@ -20,9 +20,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable
-from contextlib import closing
 from pathlib import Path
 
 import conftest
@@ -102,8 +100,7 @@ def close_connections(app) -> None:
 
 
 def copy_sqlite(app, source: Path, target: Path) -> None:
-    """Copy the SQLite database ``source`` over ``target`` (SQLite's backup: whatever is
-    in its write-ahead log too), the app's connections closed first."""
+    """Copy the SQLite database ``source`` over ``target``, the app's connections closed
+    first."""
     close_connections(app)
-    with closing(sqlite3.connect(source)) as original, closing(sqlite3.connect(target)) as copy:
-        original.backup(copy)
+    conftest.copy_sqlite(source, target)
