@@ -1,6 +1,7 @@
 """Where a round's CPU goes on its way to the phones (issue 59): a profile of one round.
 
 Run: .venv/bin/python -m bench.round_cpu [--players 10] [--games 2] [--top 15] [--postgresql]
+[--top 0: no profile, the figures as they are without its cost]
 (prints figures; not a test). Through the Flask test client, in this one process, with the
 settings the real server's workers have beside the background process (``LUCK_APART``:
 no luck and no statistics on the write path), a phone for everybody enters ``--games``
@@ -44,17 +45,20 @@ POLLER = re.compile(r'id="poll"[^>]*hx-get="([^"]+)"')
 class Timed:
     """One kind of request: the CPU ms of each, and its profile over all of them."""
 
-    def __init__(self, name: str) -> None:
-        self.name, self.ms, self.profile = name, [], cProfile.Profile()
+    def __init__(self, name: str, profiled: bool = True) -> None:
+        self.name, self.ms = name, []
+        self.profile = cProfile.Profile() if profiled else None
 
     def run(self, call):
-        """``call()`` profiled and its CPU time noted: its answer."""
+        """``call()`` profiled (if asked) and its CPU time noted: its answer."""
         cpu = time.process_time()
-        self.profile.enable()
+        if self.profile:
+            self.profile.enable()
         try:
             answer = call()
         finally:
-            self.profile.disable()
+            if self.profile:
+                self.profile.disable()
         self.ms.append((time.process_time() - cpu) * 1000)
         return answer
 
@@ -100,9 +104,10 @@ def setup(app, players: int):
     return entering, match_id, ids, phones
 
 
-def play(app, players: int, games: int) -> dict[str, Timed]:
+def play(app, players: int, games: int, profiled: bool) -> dict[str, Timed]:
     """``games`` games entered round by round, each round's CPU noted."""
-    timed = {name: Timed(name) for name in ("write", "page after", "phone", "TV")}
+    names = ("write", "page after", "phone", "TV")
+    timed = {name: Timed(name, profiled) for name in names}
     entering, match_id, ids, phones = setup(app, players)
     for game in range(1, games + 1):
         assert start_game(entering, match_id, [1, 2, 3, 4], game).status_code == 303
@@ -156,7 +161,7 @@ def main() -> None:
         settings = {"SQLALCHEMY_DATABASE_URI": url, "SECRET_KEY": "bench", "LUCK_APART": True}
         app = create_app({**settings, "WTF_CSRF_ENABLED": False})
         machine, mine, wall = machine_cpu_seconds(), own_cpu_seconds(os.getpid()), time.time()
-        timed = play(app, args.players, args.games)
+        timed = play(app, args.players, args.games, args.top > 0)
         elapsed = time.time() - wall
         others = machine_cpu_seconds() - machine - (own_cpu_seconds(os.getpid()) - mine)
     phones = args.players - 1
@@ -176,7 +181,7 @@ def main() -> None:
         f"other programs on the machine took {max(others, 0):.1f} s of CPU in {elapsed:.1f} s "
         f"({os.cpu_count()} cores)"
     )
-    for each in timed.values():
+    for each in timed.values() if args.top else ():
         for key in ("tottime", "cumulative"):
             print(f"\n== {each.name}: top {args.top} by {key} ==")
             print(top(each.profile, key, args.top))

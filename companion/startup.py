@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError
 
 from companion.private import FOLDER_MODE, private_database
 from companion.storage import server_connection, sqlite_connect_args, sqlite_uri
-from companion.storage.sqlite import sqlite_write_undone
+from companion.storage.sqlite import sqlite_write_undone, writable
 from companion.web.faults import BUSY, FULL, READ_ONLY, fault_of
 
 OTHER_DATABASE = "or set COMPANION_DATABASE_URL to another place"
@@ -57,6 +57,10 @@ def check_storage(app: Flask) -> None:
         sqlite_write_undone(args, options)
     except sqlite3.Error as error:
         fault = fault_of(error)
+        if fault not in (BUSY, FULL) and os.path.exists(path) and not writable(path):
+            # A database in WAL mode that SQLite cannot open at all: its folder takes no
+            # -shm file (a read-only folder, the server stopped cleanly before).
+            fault = READ_ONLY
         if fault != BUSY:  # someone is writing: then it can be written
             raise StorageError(storage_problem(fault, path, folder, error)) from None
 

@@ -73,11 +73,20 @@ def run(command: list, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_a_read_only_instance_folder_stops_the_start_and_commands_in_one_line(tmp_path):
+@pytest.mark.parametrize("stopped", ["cleanly", "with the database open"])
+def test_a_read_only_instance_folder_stops_the_start_and_commands_in_one_line(tmp_path, stopped):
+    """Whether SQLite's -wal and -shm files are still there (a program holds it open) or
+    not (the last one closed it): SQLite opens the file read-only, or cannot open it."""
     instance = tmp_path / "instance"
     env = instance_env(instance)
     env.pop("COMPANION_SECRET_KEY")
-    conftest.make_app(instance / "companion.sqlite")
+    app = conftest.make_app(instance / "companion.sqlite")
+    with app.app_context():
+        if stopped == "cleanly":
+            db.engine.dispose()
+        else:
+            db.session.execute(db.select(Player)).all()
+    assert (instance / "companion.sqlite-shm").exists() == (stopped != "cleanly")
     (instance / "secret_key").write_text("a key\n")
     with read_only(instance):
         served = run([*SERVE, "--host", "127.0.0.1", "--port", str(free_port())], env)
