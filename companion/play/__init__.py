@@ -12,6 +12,7 @@ from companion.models import MATCH_TEXTS
 from companion.play import (
     correct,
     entry,
+    fields,
     home,
     links,
     live,
@@ -73,4 +74,5 @@ for rule, methods, view in ROUTES:
 def init_app(app: Flask) -> None:
     """Register the match pages (the ``play`` blueprint), and ``flask invite MATCH``."""
     app.register_blueprint(bp)
+    app.jinja_env.globals["card_field"] = fields.card_field
     app.cli.add_command(links.invite_command)
