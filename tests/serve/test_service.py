@@ -264,6 +264,7 @@ def test_a_killed_server_is_back_and_serving_within_ten_seconds(tmp_path):
     log = tmp_path / "server.log"
     supervisor = Supervisor(the_unit(), environ, log)
     database = tmp_path / "workers.sqlite"
+    phones = []
     try:
         # Both workers: the first may answer before gunicorn forked the second.
         wait_for(partial(serving, supervisor, port), log=log, seconds=60)
@@ -291,6 +292,8 @@ def test_a_killed_server_is_back_and_serving_within_ten_seconds(tmp_path):
         print(f"starts: {len(supervisor.started)}, of which refused a busy port: {busy}")
         assert len(supervisor.started) == KILLS + 1 + busy
     finally:
+        for phone in phones:  # closed here too when the test failed (else collected later,
+            phone.close()  # in another test, which then fails on the unclosed socket)
         supervisor.stop()
 
 
