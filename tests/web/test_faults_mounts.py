@@ -51,12 +51,30 @@ def read_only(folder: Path):
             for path, mode in modes.items():
                 path.chmod(mode)
         return
-    mount("--bind", str(folder), str(folder))
+    read_only_mount(folder)
     try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True)
         yield
     finally:
         unmount(folder)
+
+
+def read_only_mount(folder: Path, tries: int = 20) -> None:
+    """Mount ``folder`` over itself, read-only: a bind mount, then made read-only.
+
+    The kernel refuses the second step (EBUSY) while a file is open for writing through
+    the new mount: a server that opens the database in between (a new connection of its
+    background process, say) holds it. A new bind mount is then tried, which no file
+    is open through yet."""
+    for _ in range(tries):
+        mount("--bind", str(folder), str(folder))
+        made = subprocess.run(
+            ["mount", "-o", "remount,bind,ro", str(folder)], capture_output=True, text=True
+        )
+        if made.returncode == 0:
+            return
+        unmount(folder)
+        assert "busy" in made.stderr, made.stderr
+    raise AssertionError(f"{folder} stayed busy through {tries} read-only mounts")
 
 
 def instance_env(instance: Path) -> dict:
