@@ -218,6 +218,13 @@ def copy_sqlite(source: Path, target: Path) -> None:
         original.backup(copy)
 
 
+def forget_cached(app) -> None:
+    """Empty the app's in-memory caches (companion.memo): its database was put back or
+    replaced, and what they hold for a version or a token may no longer be true."""
+    for key in [key for key in app.extensions if key.startswith("memo.")]:
+        del app.extensions[key]
+
+
 @pytest.fixture
 def app(request, tmp_path):
     """The app on a fresh database; @pytest.mark.app_config(KEY=value) adds config."""

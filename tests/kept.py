@@ -63,8 +63,7 @@ def kept_on_postgresql(databases, app, client, name: str, build):
     template = f"kept_{name}"
     if name not in BUILT:
         BUILT[name] = built_by(build, client)
-        close_connections(app)
-        databases.copy(database, template)
+        databases.copy(database, template)  # the app's connections closed first
     else:
         databases.replace(database, template)
     return copied_into(app, client, BUILT[name])
@@ -87,8 +86,7 @@ def copied_into(app, client, built: dict):
     """The build's answer, ``client`` given its session, ``app``'s caches emptied."""
     if built["session"] is not None:
         client.set_cookie(SESSION_COOKIE, built["session"])
-    for key in [key for key in app.extensions if key.startswith("memo.")]:
-        del app.extensions[key]
+    conftest.forget_cached(app)
     return built["answer"]
 
 

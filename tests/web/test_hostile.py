@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import random
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import quote, urlencode
 
 import pytest
-from conftest import ARTIFACTS, make_app
+from conftest import ARTIFACTS, copy_sqlite, forget_cached, make_app
 from driver import add_players, play_game, score_game, start_game, start_match, state_of
 from flask import Request, Response
 from hypothesis import HealthCheck, given, settings
@@ -256,10 +255,8 @@ class Walker:
 
     def restore(self) -> None:
         """Put the seed back in place (in the same file: every connection sees it)."""
-        with sqlite3.connect(self.seed.path) as source, sqlite3.connect(self.path) as target:
-            source.backup(target)
-        for key in [key for key in self.app.extensions if key.startswith("memo.")]:
-            del self.app.extensions[key]  # versions went back: what they cached is void
+        copy_sqlite(self.seed.path, self.path)
+        forget_cached(self.app)  # versions went back: what they cached is void
         for match_id, token in self.seed.tokens.items():
             self.client.get(f"/matches/{match_id}/join/{token}")
 
