@@ -109,8 +109,14 @@ def start_server(
     with (tmp_path / "server.log").open("a") as log:  # the server writes its own copy
         server = launch(port, workers, server_env(tmp_path, **env), log, host)
     least = workers if workers > 1 else 0  # one worker serves in the server's own process
+    # Its background process too, once it has lowered its priority: until then it is
+    # counted among the workers (a test stopped it in place of a worker).
     wait_for(
-        lambda: len(server_workers(server.pid)) >= least and answers(port, host),
+        lambda: (
+            len(background(server.pid)) == 1
+            and len(server_workers(server.pid)) >= least
+            and answers(port, host)
+        ),
         lambda: server.poll() is None,
         tmp_path / "server.log",
     )
