@@ -67,12 +67,13 @@ service-remove:
 # other's (worksteal: a few tests take a minute, and a run ends with its slowest
 # worker); each phase says how long it took.
 TEST_WORKERS ?= auto
-# The SQLite phase takes one worker more than there are cores: its browser tests wait for
-# pages and pushes, and with a worker per core the CPU stood idle a third of the time
-# (1,190 s of CPU in 887 s on two cores). The PostgreSQL phase keeps them busy as it is.
-# TEST_WORKERS=1 (or any number) sets both phases.
+# Each phase takes one worker more than there are cores: the SQLite phase's browser tests
+# wait for pages and pushes (with a worker per core the CPU stood idle a third of the
+# time: 1,190 s of CPU in 887 s on two cores), the PostgreSQL phase's for the database
+# server and the servers some tests start (two workers: 315 s, three: 266 s).
+# TEST_WORKERS=1 (or any number) sets both.
 CORES_PLUS_ONE = $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
-SQLITE_TEST_WORKERS ?= $(if $(filter auto,$(TEST_WORKERS)),$(CORES_PLUS_ONE),$(TEST_WORKERS))
+WORKERS = $(if $(filter auto,$(TEST_WORKERS)),$(CORES_PLUS_ONE),$(TEST_WORKERS))
 XDIST = --dist worksteal
 DURATIONS ?= --durations=15  # the slowest tests of each phase, where CI's time goes
 timed = @start=$$(date +%s); $(2); status=$$?; \
@@ -80,8 +81,8 @@ timed = @start=$$(date +%s); $(2); status=$$?; \
 
 test: test-tools
 	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/lint-imports)
-	$(call timed,the tests on SQLite (Chromium included),$(BIN)/pytest -n $(SQLITE_TEST_WORKERS) $(XDIST) $(DURATIONS))
-	$(call timed,the database tests on PostgreSQL,$(BIN)/pytest -n $(TEST_WORKERS) $(XDIST) --database=postgresql $(DURATIONS))
+	$(call timed,the tests on SQLite (Chromium included),$(BIN)/pytest -n $(WORKERS) $(XDIST) $(DURATIONS))
+	$(call timed,the database tests on PostgreSQL,$(BIN)/pytest -n $(WORKERS) $(XDIST) --database=postgresql $(DURATIONS))
 
 # What the tests need installed (CI times it apart from the tests).
 test-tools: $(STAMPS)/install-test $(COMPILED) $(HTMX_FILE) $(SSE_FILE)

@@ -160,6 +160,10 @@ SHARED_BY_THE_SESSION = {
     "PLAYERS_HELD": 100_000,
     "MATCHES_HELD": 100_000,
     "AFTER_THE_ANSWER": True,  # as every real server does
+    # Waitress holds no event stream open, so these pages poll: every 0.5 s, not the 2 s
+    # of a household's server (tests/play/test_live.py), a push then takes a quarter of
+    # the wait; what a poll brings is the same.
+    "LIVE_POLL": "0.5s",
 }
 
 

@@ -209,9 +209,9 @@ def test_no_page_logs_an_error(browser, live_server, javascript):
         page = context.new_page()
         errors, polled = errors_of(page), []
         for path in paths:
-            page.goto(live_server + path)
-            page.wait_for_load_state("networkidle")
+            page.goto(live_server + path)  # loaded: without JavaScript nothing comes after
             if javascript:
+                page.wait_for_load_state("networkidle")
                 htmx_started(page)
                 poll = page.evaluate(ONE_POLL)
                 assert poll != "no answer", path
