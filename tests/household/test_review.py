@@ -321,6 +321,8 @@ def test_every_figure_of_the_year_equals_a_replay_of_its_games(client, app, shar
                 expected.review(player_id)
             ), player_id
         before = review_of(YEAR - 1, None)
+        luck = review.luck_of(YEAR, None)  # the build's luck, figured after its games
+    assert luck.luckiest and luck.unluckiest and luck.play, luck
     assert before.matches == 3
     assert comparable(before) == comparable(Replayed(app, YEAR - 1).review())
     household = expected.review()
