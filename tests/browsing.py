@@ -61,6 +61,23 @@ WIDE = """width => ({
 
 
 # True when the whole element is inside the viewport (not just somewhere on the page).
+# The words of these elements that break across lines ("Erwarte|t"): a Range around each
+# word has one line's boxes. An error, a button or a heading may wrap between its words,
+# never inside one (``page.eval_on_selector_all(selector, BROKEN_WORDS)``).
+BROKEN_WORDS = """els => els.flatMap(el => {
+  const broken = [], walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const word of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+      if (lines.size > 1) broken.push(word[0]);
+    }
+  }
+  return broken;
+})"""
+
 IN_VIEW = """el => { const r = el.getBoundingClientRect();
   return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
 

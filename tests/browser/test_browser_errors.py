@@ -4,7 +4,7 @@ at 390x844 in EN, DE and FR. The finding: an error was squeezed into its field's
 pushed *Send* below the screen."""
 
 import pytest
-from browsing import add_player, start_game, start_match
+from browsing import BROKEN_WORDS, add_player, start_game, start_match
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -22,21 +22,7 @@ WRONG = [
     {1: "", 3: "", 5: ""},
 ]
 
-# Every word of every error stands on one line: a Range around each word has one box.
-BROKEN_WORDS = """() => [...document.querySelectorAll('.field-error, .form-error')].flatMap(el => {
-    const text = el.firstChild && el.textContent, broken = [];
-    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        for (const match of node.data.matchAll(/\\S+/g)) {
-            const range = document.createRange();
-            range.setStart(node, match.index);
-            range.setEnd(node, match.index + match[0].length);
-            const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
-            if (tops.size > 1) broken.push(match[0]);
-        }
-    }
-    return broken;
-})"""
+ERRORS = ".field-error, .form-error"  # every word of every error on one line
 
 
 @pytest.mark.parametrize("lang", ["en", "de", "fr"])
@@ -62,7 +48,7 @@ def test_every_card_error_reads_whole_and_send_stays_in_view(page, live_server, 
         expect(page.locator("#entry [aria-invalid=true]")).to_have_count(blanks or 1)
         expect(messages).to_be_in_viewport()
         expect(send).to_be_in_viewport()
-        assert page.evaluate(BROKEN_WORDS) == [], number
+        assert page.eval_on_selector_all(ERRORS, BROKEN_WORDS) == [], number
         form = page.locator("#entry").bounding_box()
         assert messages.bounding_box()["width"] >= form["width"] * 0.55, number
         page.screenshot(path=artifacts / f"card-errors-{lang}-{number}.png")
@@ -89,5 +75,5 @@ def test_a_wrong_card_reads_whole_on_a_players_own_phone(page, live_server):
     expect(own).to_be_focused()
     page.keyboard.type("13")
     expect(own).to_have_value("13")
-    assert page.evaluate(BROKEN_WORDS) == []
+    assert page.eval_on_selector_all(ERRORS, BROKEN_WORDS) == []
     assert error.bounding_box()["width"] >= page.locator("#entry").bounding_box()["width"] * 0.55
