@@ -71,6 +71,7 @@ def assert_a_shared_screen(tv, size: tuple[int, int]) -> None:
     assert box["left"] <= 0.1 * width and box["right"] >= 0.9 * width, box
     assert box["top"] <= 0.1 * height and 0.6 * height <= box["bottom"] <= height, box
     assert tv.eval_on_selector_all(".standings-table thead th", BROKEN_WORDS) == []
+    assert tv.evaluate(OVERLAPPING) == []
 
 
 # The parts of the standings (table, luck in words, chart, code) whose boxes overlap: on a
@@ -214,7 +215,6 @@ def test_the_table_view_and_the_phone_at_the_matchs_end(
             assert_a_shared_screen(tv, size)
             assert_a_code_a_phone_reads_from_the_sofa(tv)
             assert tv.eval_on_selector_all(".standings-table tbody th", CUT_NAMES) == []
-            assert tv.evaluate(OVERLAPPING) == []
         finally:
             tv.context.close()
     page.context.add_cookies([{"name": "lang", "value": lang, "url": live_server}])
