@@ -88,6 +88,10 @@ class Match(db.Model):
     # Bumped by every write but hidden cards (companion.state.replayed): while it stays,
     # a newer version differs from an older one only by cards waiting to be revealed.
     table_version: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Bumped with table_version by every write but those of derived rows alone (a round's
+    # luck, a game's review): while it stays, a replay reads the same rows
+    # (companion.state.replayed_table), whatever the versions say.
+    input_version: Mapped[int] = mapped_column(default=0, server_default="0")
     # The match its Rematch started (one at most): the finished match then leads there.
     # No foreign key: SQLite cannot add one without copying the match table (see its
     # migration); deleting a match clears the links to it in the same write.

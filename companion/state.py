@@ -90,6 +90,10 @@ class MatchState:
     deck: int
     games: list[PlayedGame] = field(default_factory=list)
     version: int = 0  # the match version this state shows (``match.version`` at replay)
+    # ... and its table and input versions: a replay taken on at a later table version
+    # (``replayed_table``) shows that one, whatever its ``match`` row says.
+    table_version: int = 0
+    input_version: int = 0
     # The newest correction while nothing was entered after it (a plain row): every
     # phone shows what it changed until the table moves on.
     correction: object = None
@@ -171,7 +175,8 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
     players = [seat.player for seat in match.seats]
     end = rules.EndCondition(match.end_kind, match.end_value)
     deck = rules.deck_size(len(players), match.pro)
-    state = MatchState(match, players, end, deck, version=match.version)
+    versions = {"table_version": match.table_version, "input_version": match.input_version}
+    state = MatchState(match, players, end, deck, version=match.version, **versions)
     state.correction = read(
         LATEST_CORRECTION, match_id=match.id, table_version=match.table_version
     ).first()
@@ -189,6 +194,7 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
 
 REPLAYS = Memo("replays", 256)  # versions kept: more than the tables a house plays at once
 TABLE_REPLAYS = Memo("table_replays", 256)  # the replay behind each table_version
+INPUT_REPLAYS = Memo("input_replays", 256)  # ... and behind each input_version
 Stamp = tuple[int, int, str, str]  # version, table version, player token, watch token
 
 
@@ -230,6 +236,10 @@ def shared_replay(match_id: int, version: int, table_version: int, token: str) -
     table_version was replayed before differs from that replay only by the cards
     waiting to be revealed: it is that replay with this version's hidden cards, one
     small query instead of a replay (a table's six phones send their cards one by one).
+    And a table version whose input_version was replayed before differs from it only by
+    derived rows, which pages read apart (a round's luck, a game's review): that replay
+    is taken on, with its versions, its correction and its hidden cards read anew
+    (``replayed_table``).
     """
     # The table's other phones wait for this replay rather than make it again.
     return REPLAYS.once(
@@ -246,11 +256,71 @@ def replay_version(match_id: int, version: int, table_version: int, token: str) 
     if table is not None and table.current is not None:
         state = with_hidden_cards(table, version)
     else:
-        state = match_state(db.get_or_404(Match, match_id))
-        detach(state)
-        TABLE_REPLAYS.put(replay_key(state, state.match.table_version), state)
+        state = replayed_table(match_id, token)
+        TABLE_REPLAYS.put(replay_key(state, state.table_version), state)
     REPLAYS.put(replay_key(state, state.version), state)
     return state
+
+
+def replayed_table(match_id: int, token: str) -> MatchState:
+    """The match at its current table version: the replay of its input_version if this
+    process made one (a write of derived rows alone came since, a round's luck), with
+    what such a write moves read anew; else replayed from its rows and kept."""
+    now = read(VERSIONS, match_id=match_id).first()
+    earlier = None if now is None else INPUT_REPLAYS.get((match_id, token, now.input_version))
+    if earlier is not None and now.player_token == token:
+        return at_versions(earlier, now)
+    state = match_state(db.get_or_404(Match, match_id))
+    detach(state)
+    INPUT_REPLAYS.put(replay_key(state, state.input_version), state)
+    return state
+
+
+def at_versions(earlier: MatchState, now) -> MatchState:
+    """``earlier`` at the versions ``now`` holds, of the same input_version: the newest
+    correction as it stands at that table version (carried on by a derived write,
+    ``store.carry_correction``) and the open game's hidden cards read anew."""
+    correction = read(LATEST_CORRECTION, match_id=now.id, table_version=now.table_version)
+    games, current = earlier.games, earlier.current
+    if current is not None:
+        games = [*games[:-1], replace(current, entered=entered(current.game.id))]
+    return replace(
+        earlier,
+        games=games,
+        version=now.version,
+        table_version=now.table_version,
+        correction=correction.first(),
+    )
+
+
+def after_write(before: MatchState, hidden: bool) -> MatchState | None:
+    """Inside a write that raised the match's versions from ``before``'s and added to its
+    open game alone (a round, a row choice, hidden cards: ``store.adds_to_the_open_game``):
+    the match as the write leaves it, the open game replayed from what the transaction
+    holds, everything else taken from ``before``. None once that game ended: its results
+    and statistics follow it. Kept once committed (``keep_written``), the table's phones,
+    pushed the new version at once, read it rather than replay the match (issue 59)."""
+    game = played_game(before.current.game, before.player_ids)
+    if game.finished:
+        return None
+    raised = int(not hidden)
+    table_version = before.table_version + raised
+    correction = read(LATEST_CORRECTION, match_id=before.match.id, table_version=table_version)
+    return replace(
+        before,
+        games=[*before.games[:-1], game],
+        version=before.version + 1,
+        table_version=table_version,
+        input_version=before.input_version + raised,
+        correction=correction.first(),
+    )
+
+
+def keep_written(state: MatchState) -> None:
+    """Keep a write's replay of the version it stored (``after_write``), once committed."""
+    REPLAYS.put(replay_key(state, state.version), state)
+    TABLE_REPLAYS.put(replay_key(state, state.table_version), state)
+    INPUT_REPLAYS.put(replay_key(state, state.input_version), state)
 
 
 def replay_key(state: MatchState, version: int) -> tuple[int, str, int]:
@@ -331,6 +401,9 @@ STORED_RESULTS = (
     .join(Game, Game.id == GameResult.game_id)
     .where(Game.match_id == bindparam("match_id"))
 )
+VERSIONS = select(
+    Match.id, Match.version, Match.table_version, Match.input_version, Match.player_token
+).where(Match.id == bindparam("match_id"))
 HIDDEN = select(PendingCard.player_id, PendingCard.card).where(
     PendingCard.game_id == bindparam("game_id")
 )

@@ -15,8 +15,10 @@ rebuild and the import's copy. The version rises here and nowhere else: with eve
 stored entry, undo and new link, for every match a renamed player sits in
 (``rename_player``), and for a finished match when its rematch's first game starts.
 ``table_version`` rises too, except for cards that stay hidden until the round is
-complete. A change that may finish or reopen a game refreshes the derived
-results in the same transaction (``companion.derived``), and the statistics too, unless
+complete, and ``input_version`` with it, except for writes of derived rows alone (a
+round's luck, a game's review: ``derived``), which change nothing a replay reads. A
+change that may finish or reopen a game refreshes the derived results in the same
+transaction (``companion.derived``), and the statistics too, unless
 the background process follows the writes (``apart``: then in a short write of its own
 moments after, ``statistics_after``); one that ends a match sends ``match_finished``
 once it is stored.
@@ -73,12 +75,13 @@ from companion.models import (
     PendingCard,
     Player,
     Round,
+    RowChoice,
     Seat,
     utcnow,
 )
 from companion.rules import EndCondition
 from companion.rules.names import name_key
-from companion.state import MatchState, current_state, played_game
+from companion.state import MatchState, after_write, current_state, keep_written, played_game
 from companion.storage import feed, imports, sqlite
 
 # What the rooms above need of each database's own code (companion.storage), which
@@ -260,13 +263,37 @@ def store(state: MatchState, change: Change) -> str:
             )
             more_luck = not change.hidden and drop_stale_luck(match_id, change.replay)
             game_review.drop(match_id, change.replay, last=change.results)
+            after = (
+                after_write(state, change.hidden) if adds_to_the_open_game(state, change) else None
+            )
     except IntegrityError:
         return RACED
+    if after is not None:
+        # Committed, and no other greenlet of this worker has run since (the commit's
+        # nudge wakes the streams, which run once this request waits for its socket).
+        keep_written(after)
     if more_luck and not apart():  # else the background process follows
         after_the_answer(partial(luck_after, match_id))
     if finished:
         match_finished.send(current_app._get_current_object(), match_id=match_id)
     return STORED
+
+
+def adds_to_the_open_game(state: MatchState, change: Change) -> bool:
+    """Whether ``change`` adds to the open game alone (its plays, row choices and hidden
+    cards) and leaves it open: the replay after it is the open game's alone
+    (``state.after_write``)."""
+    current = state.current
+    return (
+        current is not None
+        and not (change.deletes or change.statements or change.results or change.replay)
+        and change.clear_hidden in (None, current.game.id)
+        and all(
+            isinstance(row, RowChoice)
+            or (isinstance(row, Round | PendingCard) and row.game_id == current.game.id)
+            for row in change.rows
+        )
+    )
 
 
 def apart() -> bool:
@@ -336,9 +363,10 @@ def luck_after(match_id: int, limit: int | None = None) -> int | None:
         try:
             with writing():
                 # First: on PostgreSQL it takes the match's row lock.
-                if not raise_version(match_id, version, hidden=False):
+                if not raise_version(match_id, version, hidden=False, derived=True):
                     moved = True
-                    raise_versions([match_id])  # the row lock, as the table's writes take it
+                    # the row lock, as the table's writes take it
+                    raise_versions([match_id], derived=True)
                     luck = still_right(luck)
                     if luck is None:
                         raise MovedOn
@@ -414,7 +442,7 @@ def put_review(match_id: int, game_id: int, inputs: tuple, rows: list[dict], aga
         now = played_game(game, [seat.player_id for seat in game.match.seats])
         if game_review.inputs_of(now) != inputs:
             return False
-        raise_versions([match_id])
+        raise_versions([match_id], derived=True)
         carry_correction(match_id)
         game_review.replace(game_id, rows)
     return True
@@ -708,13 +736,18 @@ def copy_import(
         return copied, time.monotonic()
 
 
-def raise_versions(match_ids: list[int]) -> None:
-    """Raise the versions of these matches (inside a write that holds them)."""
+def raise_versions(match_ids: list[int], derived: bool = False) -> None:
+    """Raise the versions of these matches (inside a write that holds them); ``derived``:
+    for derived rows alone, their input_version stays (``raise_version``)."""
     if match_ids:
         db.session.execute(
             update(Match)
             .where(Match.id.in_(match_ids))
-            .values(version=Match.version + 1, table_version=Match.table_version + 1)
+            .values(
+                version=Match.version + 1,
+                table_version=Match.table_version + 1,
+                input_version=Match.input_version + int(not derived),
+            )
             .execution_options(synchronize_session=False)
         )
 
@@ -736,20 +769,19 @@ def writing(*match_ids: int, every_match: bool = False) -> Iterator[None]:
     feed.nudge(current_app)  # this process's streams look at once
 
 
-def raise_version(match_id: int, version: int, hidden: bool) -> bool:
+def raise_version(match_id: int, version: int, hidden: bool, derived: bool = False) -> bool:
     """Raise the match's versions if it is still at ``version``; False if it moved on.
+    ``hidden``: only hidden cards change (table_version and input_version stay);
+    ``derived``: only derived rows (input_version stays: ``state.replayed_table``).
 
     A plain Core statement on the write's connection: no ORM object holds the versions,
     so there is nothing for the session to synchronise (a tenth of the ORM's cost).
     """
-    bumped = (
-        db.session.connection()
-        .execute(
-            VERSION_RAISE, {"match_id": match_id, "version": version, "tables": int(not hidden)}
-        )
-        .rowcount
+    raised = {"tables": int(not hidden), "inputs": int(not hidden and not derived)}
+    statement = db.session.connection().execute(
+        VERSION_RAISE, {"match_id": match_id, "version": version, **raised}
     )
-    return bumped == 1
+    return statement.rowcount == 1
 
 
 HIDDEN_CLEAR = delete(PendingCard.__table__).where(
@@ -762,5 +794,6 @@ VERSION_RAISE = (
     .values(
         version=Match.__table__.c.version + 1,
         table_version=Match.__table__.c.table_version + bindparam("tables"),
+        input_version=Match.__table__.c.input_version + bindparam("inputs"),
     )
 )

@@ -128,6 +128,7 @@ BACKED_UP: dict[type, dict[str, How]] = {
         "pro": field("match", "pro", BOOL),
         "version": COUNTER,
         "table_version": COUNTER,
+        "input_version": COUNTER,
         "player_token": NEW_TOKEN,
         "watch_token": NEW_TOKEN,
         "links_renewed_at": left("an imported match's links are new, made on import"),

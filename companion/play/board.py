@@ -37,7 +37,7 @@ def match_view(state: MatchState, view: str = "match") -> dict:
     return {
         **entry_view(state),
         "view": view,
-        "table_version": state.match.table_version,
+        "table_version": state.table_version,
         "standing": standing,
         "running": state.running,
         "end_text": present.end_sentence(state.end),

@@ -346,8 +346,6 @@ def change_for(state: MatchState, game: PlayedGame, number: int, rounds, after) 
     rows = [
         *(Play(round_id=round_id, game_id=game_id, player_id=p, card=c) for p, c in plays),
         *(RowChoice(round_id=round_id, player_id=p, row=r) for p, r in choices.items()),
-        record(
-            state, game_id, number, rounds[number - 1], after.dropped, state.match.table_version + 1
-        ),
+        record(state, game_id, number, rounds[number - 1], after.dropped, state.table_version + 1),
     ]
     return Change(rows=rows, deletes=deletes, results=True, replay=(game_id,))

@@ -165,7 +165,7 @@ def page_regions(state: MatchState, context: dict) -> PageRegions:
     rather than out of band. The sending phone's page after a write, and the pushes to
     the others, render them once."""
     match = state.match
-    stamp = (state.version, match.table_version, match.player_token, match.watch_token)
+    stamp = (state.version, state.table_version, match.player_token, match.watch_token)
     shown = regions_shown(match.id, stamp, access(match), "match", lambda: state, lambda: context)
     line = entered_line_shown(match.id, stamp, ALL, lambda: state)
     table, score = filled(shown, line).split(SCORE_SLOT)

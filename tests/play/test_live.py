@@ -5,6 +5,7 @@ import random
 import re
 
 import pytest
+from correcting import correct, inputs_of
 from driver import (
     add_players,
     choose,
@@ -24,6 +25,7 @@ from driver import (
 from qr import qr_text
 
 from companion import state as state_module
+from companion import store
 from companion.db import db
 from companion.models import Match
 from companion.play import live
@@ -348,16 +350,163 @@ def test_hidden_cards_keep_the_table_version_everything_else_raises_it(client, a
     assert versions_of(app, match_id)[1] == table_version + 4
 
 
+def all_versions(app, match_id):
+    with app.app_context():
+        match = db.session.get(Match, match_id)
+        return match.version, match.table_version, match.input_version
+
+
+@pytest.mark.app_config(LUCK_APART=True)
+def test_derived_rows_alone_keep_the_input_version(client, app, table):
+    """Issue 59: a round's luck raises the versions every phone follows, not the one
+    that says a replay's rows changed; a round, a hidden card and a row choice as before."""
+    (anna, ben, cleo), match_id = table
+    version, table_version, inputs = all_versions(app, match_id)
+    i_am(client, match_id, anna)
+    enter_round(client, match_id, {anna: 39})  # hidden: the version alone
+    assert all_versions(app, match_id) == (version + 1, table_version, inputs)
+    enter_round(client, match_id, {ben: 42, cleo: 3})  # the round: Cleo must choose
+    assert all_versions(app, match_id) == (version + 2, table_version + 1, inputs + 1)
+    assert choose(client, match_id, cleo, 2).status_code == 303
+    assert all_versions(app, match_id) == (version + 3, table_version + 2, inputs + 2)
+    with app.app_context():
+        store.luck_after(match_id)  # the round's luck, as the background process stores it
+    assert all_versions(app, match_id) == (version + 4, table_version + 3, inputs + 2)
+
+
+@pytest.mark.app_config(LUCK_APART=True)
+def test_a_table_version_of_derived_rows_reads_like_a_full_replay(client, app, table, monkeypatch):
+    """After a round's luck (a write of derived rows alone) a server takes on the replay it
+    made before, with the versions, the correction and the hidden cards read anew, and
+    shows what a full replay shows; a correction is carried on (issue 59)."""
+    ids, match_id = table
+    taken_on = []
+    original = state_module.at_versions
+    monkeypatch.setattr(
+        state_module, "at_versions", lambda *args: taken_on.append(args) or original(*args)
+    )
+
+    def shared_is_fresh() -> None:
+        with app.test_request_context():
+            shared = current_state(match_id)
+            fresh = match_state(db.session.get(Match, match_id))
+            assert (shared.version, shared.table_version, shared.input_version) == (
+                fresh.version,
+                fresh.table_version,
+                fresh.input_version,
+            )
+            assert shared.correction == fresh.correction
+            assert shared.current.entered == fresh.current.entered
+            assert shared.current.table.rows == fresh.current.table.rows
+            assert shared.current.bulls == fresh.current.bulls
+
+    def luck() -> None:
+        with app.app_context():
+            assert store.luck_after(match_id) is not None
+
+    for cards in ({ids[0]: 41, ids[1]: 43, ids[2]: 45}, {ids[0]: 50, ids[1]: 52, ids[2]: 54}):
+        assert enter_round(client, match_id, cards).status_code == 303
+        shared_is_fresh()
+        luck()
+        shared_is_fresh()
+    assert len(taken_on) == 2
+    # A correction of round 1, a hidden card, then the round's luck again: the
+    # correction still shows, and the card typed before the luck is still in.
+    assert correct(client, match_id, 1, 1, cards={ids[0]: 42}).status_code == 303
+    shared_is_fresh()
+    i_am(client, match_id, ids[0])
+    enter_round(client, match_id, {ids[0]: 60})
+    shared_is_fresh()
+    luck()
+    shared_is_fresh()
+    with app.test_request_context():
+        shown = current_state(match_id)
+        assert shown.correction is not None
+        assert shown.current.entered == {ids[0]: 60}
+    assert len(taken_on) == 3
+
+
+def replay_facts(state) -> tuple:
+    """What a replay shows, to compare two: versions, correction, every game's table."""
+    games = [
+        (
+            game.number,
+            game.finished,
+            game.bulls,
+            game.entered,
+            game.table and (game.table.rows, game.table.pending, len(game.table.rounds)),
+        )
+        for game in state.games
+    ]
+    versions = (state.version, state.table_version, state.input_version)
+    return versions, state.correction, games
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_replay_a_write_keeps_is_the_replay_of_its_version(client, app, table, seed):
+    """Issue 59: a write that adds to the open game keeps the match as it leaves it, made
+    from the state it checked, for the pushes that follow. Whole games of rounds entered
+    at once and card by card, row choices, undos and a correction: after every write the
+    state kept for the new version (before any phone asks) is the full replay's."""
+    ids, match_id = table
+    player_token, _ = tokens(app, match_id)
+    rng = random.Random(seed)
+    kept, corrected = 0, False
+
+    def check_kept() -> int:
+        with app.test_request_context():
+            version = db.session.get(Match, match_id).version
+            written = state_module.REPLAYS.get((match_id, player_token, version))
+            if written is not None:
+                fresh = match_state(db.session.get(Match, match_id))
+                assert replay_facts(written) == replay_facts(fresh)
+        return written is not None
+
+    while (current := state_of(client, match_id).current) is not None:
+        if current.pending is not None:
+            assert (
+                choose(client, match_id, current.pending.player, rng.randint(1, 4)).status_code
+                == 303
+            )
+        elif current.rounds_played == 3 and rng.random() < 0.3:
+            undo(client, match_id)
+        elif current.rounds_played == 5 and not corrected:
+            corrected = True  # two players' cards of round 2 swapped
+            _starting, rounds = inputs_of(client, match_id, current.number)
+            (one, first), (other, second) = rounds[1][0][:2]
+            swapped = {one: second, other: first}
+            assert correct(client, match_id, current.number, 2, cards=swapped).status_code in (
+                303,
+                422,
+            )
+        else:
+            free = sorted(set(range(1, 105)) - current.seen - set(current.entered.values()))
+            open_seats = [pid for pid in ids if pid not in current.entered]
+            cards = dict(zip(open_seats, rng.sample(free, len(open_seats)), strict=True))
+            if rng.random() < 0.5:  # card by card, each from the player's own phone
+                for pid, card in cards.items():
+                    own = phone(app, match_id, player_token)
+                    i_am(own, match_id, pid)
+                    assert enter_round(own, match_id, {pid: card}).status_code == 303
+                    kept += check_kept()
+                continue
+            assert enter_round(client, match_id, cards).status_code == 303
+        kept += check_kept()
+    assert kept >= 9  # rounds 1-9 at least: round 10 ends the game, which is replayed
+
+
 def test_a_version_of_hidden_cards_reads_like_a_full_replay(client, app, table, monkeypatch):
-    """At every version of a round entered card by card, the shared state (derived from
-    the replay of its table_version) shows what replaying from scratch shows."""
+    """At every version of a round entered card by card, the shared state (made by the
+    write from the state it checked, or from the replay of its table_version) shows what
+    replaying from scratch shows."""
     ids, match_id = table
     i_am(client, match_id, ids[0])
     derived = []
-    original = state_module.with_hidden_cards
-    monkeypatch.setattr(
-        state_module, "with_hidden_cards", lambda *args: derived.append(args) or original(*args)
-    )
+    for module, name in ((state_module, "with_hidden_cards"), (store, "after_write")):
+        original = getattr(module, name)
+        monkeypatch.setattr(
+            module, name, lambda *args, original=original: derived.append(args) or original(*args)
+        )
     rng = random.Random(7)
     for _round in range(4):
         current = state_of(client, match_id).current
