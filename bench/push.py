@@ -1,7 +1,7 @@
 """Push benchmark: how soon a round reaches the other phones, and its luck after it.
 
 Run: .venv/bin/python -m bench.push [--players 4 10] [--games 3] [--cpu-share 0.25]
-[--between-games 20] [--postgresql]
+[--between-games 20] [--between-rounds 1] [--workers 1] [--postgresql]
 (prints figures; not a test). It starts the real server (`python -m companion.serve`, as
 `make run` does: gevent workers and the background process) on loopback with a fresh
 database; with ``--cpu-share`` the server and every process it starts run in a cgroup
@@ -10,7 +10,8 @@ the machine has, as root; it says so when it cannot). Per player count, one phon
 ``--games`` whole games through the phone-for-everybody form while a second phone holds the match's
 event stream, and it prints (median / p95 / max, ms):
 
-- the round's write, from the form's post to its answer;
+- the round's write, from the form's post to its answer, which the sending phone
+  follows at once as htmx does (its page after, untimed, beside the push);
 - the round's push: from the post to the second phone's stream carrying the round's
   version, rounds 1-9, and round 10's apart (the game's end);
 - the luck's push: from the post to the stream carrying the version of the luck's own
@@ -18,6 +19,11 @@ event stream, and it prints (median / p95 / max, ms):
 
 with the CPU the server and other programs took meanwhile. Targets (issue 42, at 25 % of
 a core): the push ≤ 50 / 150 / 300 ms, the write ≤ 50 / 150 ms, round 10's push ≤ 100 ms.
+
+``--between-rounds SECONDS`` waits from a round's luck to the next round, as a table
+chooses and reveals its cards (half a minute); back to back (the default), each round's
+post comes in the quota period its luck's figuring and push have spent, so at a share of
+a core the write waits for the next period (100 ms) before it runs.
 
 ``--between-games SECONDS`` waits before each game, as a table collects, shuffles and deals
 (a minute or more): the game just ended is reviewed in the background meanwhile
@@ -55,6 +61,7 @@ from bench.serving import (
 from companion.background import NICEST
 from tests.servers import free_port
 
+HTMX = {"HX-Request": "true", "HX-Target": "match"}  # the form's request after its 303
 EVENTS = re.compile(r"events\?since=(\d+)&amp;table=(\d+)")
 WAIT = 30.0  # seconds a push may take before the benchmark gives up on it
 
@@ -108,10 +115,11 @@ def cookie_of(phone: Browser) -> str:
 
 
 def play(
-    port: int, database_url: str, players: int, games: int, between: float = 0.0
+    port: int, database_url: str, players: int, games: int, between: float = 0.0, pace: float = 0.0
 ) -> dict[str, list[float]]:
     """``games`` games of ``players`` entered by one phone, watched by another, ``between``
-    seconds before each game (the table collects, shuffles and deals): the figures."""
+    seconds before each game (the table collects, shuffles and deals) and ``pace`` before
+    each round (its cards are played and revealed): the figures."""
     ((match_id, token, ids),) = create_matches(database_url, 1, players, prefix=f"P{players}x")
     entering, watching = Browser(f"http://127.0.0.1:{port}"), Browser(f"http://127.0.0.1:{port}")
     for phone in (entering, watching):
@@ -129,9 +137,11 @@ def play(
             time.sleep(between)
             answer = entering.form(f"/matches/{match_id}/games", {"game": game, **starting()})
             assert answer.status == 303, (answer.status, answer.text[:300])
+            follow(entering, answer)
             stream.at(version + 1)  # the game's start, untimed
             version = max(stream.arrived)
             for number in range(1, 11):
+                time.sleep(pace)
                 version = play_round(entering, stream, match_id, ids, (game, number), figures)
     finally:
         stream.close()
@@ -142,7 +152,6 @@ def play_round(entering, stream, match_id, ids, at: tuple[int, int], figures) ->
     """One round entered and timed until both its pushes reached the watching phone: the
     version the stream is at then."""
     game, number = at
-    entering.send(f"/matches/{match_id}")  # the form's page, as the phone has it
     players = len(ids)
     cards = {f"card-{pid}": 5 + (number - 1) * players + seat for seat, pid in enumerate(ids)}
     version = max(stream.arrived)
@@ -150,12 +159,20 @@ def play_round(entering, stream, match_id, ids, at: tuple[int, int], figures) ->
     answer = entering.form(f"/matches/{match_id}/rounds", {"game": game, "round": number, **cards})
     assert answer.status == 303, (answer.status, answer.text[:300])
     figures["write"].append(answer.seconds * 1000)
+    follow(entering, answer)
     pushed = stream.at(version + 1)  # the round's own write
     key = "push 10" if number == 10 else "push"
     figures[key].append(((pushed or sent + WAIT) - sent) * 1000)
     lucky = stream.at(version + 2)  # its luck's write, a game at a time
     figures["luck"].append(((lucky or sent + WAIT) - sent) * 1000)
     return max(stream.arrived)
+
+
+def follow(phone: Browser, answer) -> None:
+    """The page after a form's 303, as htmx asks for it at once (its match region): the
+    sending phone's request that comes beside the push to the others (untimed)."""
+    page = phone.send(answer.headers["Location"], headers=HTMX)
+    assert page.status == 200, (page.status, page.text[:300])
 
 
 def starting() -> dict[str, int]:
@@ -247,6 +264,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--games", type=int, default=3, help="games per player count")
     parser.add_argument(
+        "--between-rounds",
+        type=float,
+        default=0.0,
+        help="seconds from a round's luck to the next round's cards, as players choose and "
+        "reveal them (0: at once, every round in a quota its luck spent)",
+    )
+    parser.add_argument(
         "--between-games",
         type=float,
         default=0.0,
@@ -266,7 +290,9 @@ def main() -> None:
                     background = background_pid(server.pid)
                     behind = cpu_seconds(background) if background else 0.0
                     mine, wall = os.times(), time.perf_counter()
-                    figures = play(port, url, players, args.games, args.between_games)
+                    figures = play(
+                        port, url, players, args.games, args.between_games, args.between_rounds
+                    )
                     elapsed = time.perf_counter() - wall
                     spent = cpu_seconds(server.pid) - ours
                     behind = (cpu_seconds(background) - behind) if background else 0.0
@@ -274,6 +300,8 @@ def main() -> None:
                     database = cpu_seconds(database_pid) if database_pid else 0.0
                     others = max(machine_cpu_seconds() - machine - spent - me, 0.0)
                     pause = f", {args.between_games:g} s before each" if args.between_games else ""
+                    if args.between_rounds:
+                        pause += f", {args.between_rounds:g} s before each round"
                     rounds = len(figures["write"])
                     print(f"{players} players, {args.games} games{pause}:")
                     print(line("round's write (answer)", figures["write"]))
