@@ -293,16 +293,15 @@ def at_versions(earlier: MatchState, now) -> MatchState:
     )
 
 
-def after_write(before: MatchState, hidden: bool) -> MatchState | None:
+def after_write(before: MatchState, hidden: bool) -> MatchState:
     """Inside a write that raised the match's versions from ``before``'s and added to its
     open game alone (a round, a row choice, hidden cards: ``store.adds_to_the_open_game``):
     the match as the write leaves it, the open game replayed from what the transaction
-    holds, everything else taken from ``before``. None once that game ended: its results
-    and statistics follow it. Kept once committed (``keep_written``), the table's phones,
-    pushed the new version at once, read it rather than replay the match (issue 59)."""
+    holds, everything else taken from ``before``. A replay reads the last game's rows
+    even once it ended (``match_state``), and its stored results only for the games
+    before it: round 10 is kept too. Kept once committed (``keep_written``), the table's
+    phones, pushed the new version at once, read it rather than replay the match."""
     game = played_game(before.current.game, before.player_ids)
-    if game.finished:
-        return None
     raised = int(not hidden)
     table_version = before.table_version + raised
     correction = read(LATEST_CORRECTION, match_id=before.match.id, table_version=table_version)

@@ -281,12 +281,12 @@ def store(state: MatchState, change: Change) -> str:
 
 def adds_to_the_open_game(state: MatchState, change: Change) -> bool:
     """Whether ``change`` adds to the open game alone (its plays, row choices and hidden
-    cards) and leaves it open: the replay after it is the open game's alone
-    (``state.after_write``)."""
+    cards; the game may end with it): the replay after it differs in the open game
+    alone (``state.after_write``)."""
     current = state.current
     return (
         current is not None
-        and not (change.deletes or change.statements or change.results or change.replay)
+        and not (change.deletes or change.statements or change.replay)
         and change.clear_hidden in (None, current.game.id)
         and all(
             isinstance(row, RowChoice)
