@@ -1,7 +1,8 @@
 """Push benchmark: how soon a round reaches the other phones, and its luck after it.
 
 Run: .venv/bin/python -m bench.push [--players 4 10] [--games 3] [--cpu-share 0.25]
-[--between-games 20] [--between-rounds 1] [--workers 1] [--postgresql]
+[--cpu-period 100] [--between-games 20] [--between-rounds 1] [--workers 1]
+[--postgresql]
 (prints figures; not a test). It starts the real server (`python -m companion.serve`, as
 `make run` does: gevent workers and the background process) on loopback with a fresh
 database; with ``--cpu-share`` the server and every process it starts run in a cgroup
@@ -180,13 +181,14 @@ def starting() -> dict[str, int]:
 
 
 @contextmanager
-def cpu_share(share: float | None, pid: int) -> Iterator[str]:
+def cpu_share(share: float | None, pid: int, period_ms: float = 100) -> Iterator[str]:
     """Hold the process ``pid`` and every process below it to ``share`` of one core, in a
-    cgroup of its own (v2, else v1's cpu controller); say which, or why not."""
+    cgroup of its own (v2, else v1's cpu controller), counted over periods of
+    ``period_ms`` (systemd's CPUQuota= counts over 100 ms); say which, or why not."""
     if share is None:
         yield "full speed"
         return
-    group = make_group(share)
+    group = make_group(share, round(period_ms * 1000))
     if isinstance(group, str):
         yield f"full speed ({group})"
         return
@@ -194,7 +196,7 @@ def cpu_share(share: float | None, pid: int) -> Iterator[str]:
     for each in (pid, *descendants(pid)):
         procs.write_text(str(each))
     try:
-        yield f"{share:.0%} of one core ({group})"
+        yield f"{share:.0%} of one core, over {period_ms:g} ms periods ({group})"
     finally:
         parent = group.parent / "cgroup.procs"
         for each in procs.read_text().split():
@@ -203,9 +205,9 @@ def cpu_share(share: float | None, pid: int) -> Iterator[str]:
         group.rmdir()
 
 
-def make_group(share: float) -> Path | str:
-    """A new cgroup holding its processes to ``share`` of one core, or why there is none."""
-    period = 100_000
+def make_group(share: float, period: int = 100_000) -> Path | str:
+    """A new cgroup holding its processes to ``share`` of one core over periods of
+    ``period`` microseconds, or why there is none."""
     quota = int(share * period)
     v2 = Path("/sys/fs/cgroup")
     v1 = v2 / "cpu"
@@ -260,6 +262,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--players", type=int, nargs="+", default=[4, 10])
     parser.add_argument("--cpu-share", type=float, default=None)
+    parser.add_argument(
+        "--cpu-period",
+        type=float,
+        default=100,
+        help="ms over which the share is counted (100: systemd's CPUQuota=; a short "
+        "period spreads the share as a slower core would, a long one runs at full speed "
+        "then waits out the rest of the period)",
+    )
     parser.add_argument("--postgresql", action="store_true")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--games", type=int, default=3, help="games per player count")
@@ -283,7 +293,7 @@ def main() -> None:
         server = start_server(url, port, args.workers, log_name="companion-bench-push.log")
         try:
             time.sleep(2)  # the background process's first look at the empty database
-            with cpu_share(args.cpu_share, server.pid) as held:
+            with cpu_share(args.cpu_share, server.pid, args.cpu_period) as held:
                 print(f"server: {held}; database: {'PostgreSQL' if args.postgresql else 'SQLite'}")
                 for players in args.players:
                     machine, ours = machine_cpu_seconds(), cpu_seconds(server.pid)
