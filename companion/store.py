@@ -269,8 +269,9 @@ def store(state: MatchState, change: Change) -> str:
     except IntegrityError:
         return RACED
     if after is not None:
-        # Committed, and no other greenlet of this worker has run since (the commit's
-        # nudge wakes the streams, which run once this request waits for its socket).
+        # Committed: kept before this request waits for its socket, where the streams
+        # its commit woke (the nudge) run and read it. A reader that came between the
+        # commit and here (another thread, a green database driver) replays as before.
         keep_written(after)
     if more_luck and not apart():  # else the background process follows
         after_the_answer(partial(luck_after, match_id))
