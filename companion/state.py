@@ -177,9 +177,7 @@ def match_state(match: Match, replay_all: bool = False) -> MatchState:
     deck = rules.deck_size(len(players), match.pro)
     versions = {"table_version": match.table_version, "input_version": match.input_version}
     state = MatchState(match, players, end, deck, version=match.version, **versions)
-    state.correction = read(
-        LATEST_CORRECTION, match_id=match.id, table_version=match.table_version
-    ).first()
+    state.correction = latest_correction(match.id, match.table_version)
     ids = [player.id for player in players]
     results = {} if replay_all else stored_results(match.id)
     last = len(match.games) - 1
@@ -280,16 +278,14 @@ def at_versions(earlier: MatchState, now) -> MatchState:
     """``earlier`` at the versions ``now`` holds, of the same input_version: the newest
     correction as it stands at that table version (carried on by a derived write,
     ``store.carry_correction``) and the open game's hidden cards read anew."""
-    correction = read(LATEST_CORRECTION, match_id=now.id, table_version=now.table_version)
-    games, current = earlier.games, earlier.current
+    current = earlier.current
     if current is not None:
-        games = [*games[:-1], replace(current, entered=entered(current.game.id))]
+        earlier = with_open_game(earlier, replace(current, entered=entered(current.game.id)))
     return replace(
         earlier,
-        games=games,
         version=now.version,
         table_version=now.table_version,
-        correction=correction.first(),
+        correction=latest_correction(now.id, now.table_version),
     )
 
 
@@ -300,18 +296,19 @@ def after_write(before: MatchState, hidden: bool) -> MatchState:
     holds, everything else taken from ``before``. A replay reads the last game's rows
     even once it ended (``match_state``), and its stored results only for the games
     before it: round 10 is kept too. Kept once committed (``keep_written``), the table's
-    phones, pushed the new version at once, read it rather than replay the match."""
+    phones, pushed the new version at once, read it rather than replay the match.
+    The correction it shows needs no read: a correction is stored at the table version
+    its own write makes (carried on only by writes of derived rows), so a round moves the
+    table on from it, and hidden cards keep it."""
     game = played_game(before.current.game, before.player_ids)
     raised = int(not hidden)
-    table_version = before.table_version + raised
-    correction = read(LATEST_CORRECTION, match_id=before.match.id, table_version=table_version)
-    return replace(
+    return with_open_game(
         before,
-        games=[*before.games[:-1], game],
+        game,
         version=before.version + 1,
-        table_version=table_version,
+        table_version=before.table_version + raised,
         input_version=before.input_version + raised,
-        correction=correction.first(),
+        correction=before.correction if hidden else None,
     )
 
 
@@ -330,8 +327,19 @@ def replay_key(state: MatchState, version: int) -> tuple[int, str, int]:
 def with_hidden_cards(table: MatchState, version: int) -> MatchState:
     """``table`` at another version of the same table_version: its hidden cards read anew."""
     current = table.current
-    game = replace(current, entered=entered(current.game.id))
-    return replace(table, games=[*table.games[:-1], game], version=version)
+    return with_open_game(
+        table, replace(current, entered=entered(current.game.id)), version=version
+    )
+
+
+def with_open_game(state: MatchState, game: PlayedGame, **changes) -> MatchState:
+    """``state`` with ``game`` in place of its last game, and ``changes``."""
+    return replace(state, games=[*state.games[:-1], game], **changes)
+
+
+def latest_correction(match_id: int, table_version: int):
+    """The newest correction made at this table version of the match, if any."""
+    return read(LATEST_CORRECTION, match_id=match_id, table_version=table_version).first()
 
 
 def detach(state: MatchState) -> None:
