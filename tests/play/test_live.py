@@ -325,9 +325,36 @@ def test_a_shared_replay_shows_the_same_page_to_every_phone(client, app, table):
 
 
 def versions_of(app, match_id):
+    return all_versions(app, match_id)[:2]
+
+
+def all_versions(app, match_id):
     with app.app_context():
         match = db.session.get(Match, match_id)
-        return match.version, match.table_version
+        return match.version, match.table_version, match.input_version
+
+
+def replay_facts(state) -> tuple:
+    """What a replay shows, to compare two: versions, correction, every game's table."""
+    games = [
+        (
+            game.number,
+            game.finished,
+            game.bulls,
+            game.entered,
+            game.table and (game.table.rows, game.table.pending, len(game.table.rounds)),
+        )
+        for game in state.games
+    ]
+    versions = (state.version, state.table_version, state.input_version)
+    return versions, state.correction, games
+
+
+def shared_is_fresh(app, match_id) -> None:
+    """The state every phone reads at the match's version shows what a full replay shows."""
+    with app.test_request_context():
+        shared = current_state(match_id)
+        assert replay_facts(shared) == replay_facts(match_state(db.session.get(Match, match_id)))
 
 
 # The table's own writes: their luck, a write of its own after each, is the background's.
@@ -348,12 +375,6 @@ def test_hidden_cards_keep_the_table_version_everything_else_raises_it(client, a
     assert versions_of(app, match_id)[1] == table_version + 3
     client.post(f"/matches/{match_id}/invite/renew")
     assert versions_of(app, match_id)[1] == table_version + 4
-
-
-def all_versions(app, match_id):
-    with app.app_context():
-        match = db.session.get(Match, match_id)
-        return match.version, match.table_version, match.input_version
 
 
 @pytest.mark.app_config(LUCK_APART=True)
@@ -386,60 +407,30 @@ def test_a_table_version_of_derived_rows_reads_like_a_full_replay(client, app, t
         state_module, "at_versions", lambda *args: taken_on.append(args) or original(*args)
     )
 
-    def shared_is_fresh() -> None:
-        with app.test_request_context():
-            shared = current_state(match_id)
-            fresh = match_state(db.session.get(Match, match_id))
-            assert (shared.version, shared.table_version, shared.input_version) == (
-                fresh.version,
-                fresh.table_version,
-                fresh.input_version,
-            )
-            assert shared.correction == fresh.correction
-            assert shared.current.entered == fresh.current.entered
-            assert shared.current.table.rows == fresh.current.table.rows
-            assert shared.current.bulls == fresh.current.bulls
-
     def luck() -> None:
         with app.app_context():
             assert store.luck_after(match_id) is not None
 
     for cards in ({ids[0]: 41, ids[1]: 43, ids[2]: 45}, {ids[0]: 50, ids[1]: 52, ids[2]: 54}):
         assert enter_round(client, match_id, cards).status_code == 303
-        shared_is_fresh()
+        shared_is_fresh(app, match_id)
         luck()
-        shared_is_fresh()
+        shared_is_fresh(app, match_id)
     assert len(taken_on) == 2
     # A correction of round 1, a hidden card, then the round's luck again: the
     # correction still shows, and the card typed before the luck is still in.
     assert correct(client, match_id, 1, 1, cards={ids[0]: 42}).status_code == 303
-    shared_is_fresh()
+    shared_is_fresh(app, match_id)
     i_am(client, match_id, ids[0])
     enter_round(client, match_id, {ids[0]: 60})
-    shared_is_fresh()
+    shared_is_fresh(app, match_id)
     luck()
-    shared_is_fresh()
+    shared_is_fresh(app, match_id)
     with app.test_request_context():
         shown = current_state(match_id)
         assert shown.correction is not None
         assert shown.current.entered == {ids[0]: 60}
     assert len(taken_on) == 3
-
-
-def replay_facts(state) -> tuple:
-    """What a replay shows, to compare two: versions, correction, every game's table."""
-    games = [
-        (
-            game.number,
-            game.finished,
-            game.bulls,
-            game.entered,
-            game.table and (game.table.rows, game.table.pending, len(game.table.rounds)),
-        )
-        for game in state.games
-    ]
-    versions = (state.version, state.table_version, state.input_version)
-    return versions, state.correction, games
 
 
 # As the server's workers write: the luck (and a game's statistics) in writes of their own.
@@ -517,13 +508,7 @@ def test_a_version_of_hidden_cards_reads_like_a_full_replay(client, app, table, 
         free = sorted(set(range(1, 105)) - current.seen - set(current.entered.values()))
         for player_id, card in zip(ids, rng.sample(free, len(ids)), strict=True):
             assert enter_round(client, match_id, {player_id: card}).status_code == 303
-            with app.test_request_context():
-                shared = current_state(match_id)
-                fresh = match_state(db.session.get(Match, match_id))
-                assert shared.version == fresh.version
-                assert shared.current.entered == fresh.current.entered
-                assert shared.current.table.rows == fresh.current.table.rows
-                assert shared.current.bulls == fresh.current.bulls
+            shared_is_fresh(app, match_id)
         while (pending := pending_of(client, match_id)) is not None:
             assert choose(client, match_id, pending.player, pending.suggested).status_code == 303
     assert len(derived) >= 4 * (len(ids) - 1)  # every card but a round's first, at least
