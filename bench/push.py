@@ -51,6 +51,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from bench.serving import (
+    HTMX,
     Browser,
     bench_database,
     children,
@@ -62,7 +63,6 @@ from bench.serving import (
 from companion.background import NICEST
 from tests.servers import free_port
 
-HTMX = {"HX-Request": "true", "HX-Target": "match"}  # the form's request after its 303
 EVENTS = re.compile(r"events\?since=(\d+)&amp;table=(\d+)")
 WAIT = 30.0  # seconds a push may take before the benchmark gives up on it
 

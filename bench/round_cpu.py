@@ -32,13 +32,12 @@ import re
 import statistics
 import time
 
-from bench.serving import bench_database, machine_cpu_seconds, migrate, own_cpu_seconds
+from bench.serving import HTMX, bench_database, machine_cpu_seconds, migrate, own_cpu_seconds
 from companion.app import create_app
 from companion.db import db
 from companion.models import Match
 from tests.driver import add_players, start_game, start_match
 
-HTMX = {"HX-Request": "true", "HX-Target": "match"}  # the form's htmx request after its 303
 POLLER = re.compile(r'id="poll"[^>]*hx-get="([^"]+)"')
 
 

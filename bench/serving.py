@@ -29,6 +29,8 @@ from typing import NamedTuple
 from tests.servers import CSRF, ROOT, answers, children, environment, free_port, launch
 
 POSTGRESQL = Path("/usr/lib/postgresql/15/bin")  # Debian's `postgresql` package
+# The page a form's htmx request asks for after its 303: the match region.
+HTMX = {"HX-Request": "true", "HX-Target": "match"}
 
 
 def server_env(database_url: str, settings: dict | None = None) -> dict[str, str]:
