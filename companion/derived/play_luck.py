@@ -27,7 +27,7 @@ from companion import rules
 from companion.db import db
 from companion.derived.audit import match_problem
 from companion.derived.tables import LuckPlayer, PlayLuck
-from companion.models import Game, Match
+from companion.models import Game, Match, Play
 from companion.state import PlayedGame, played_game
 
 
@@ -213,9 +213,11 @@ def stale_luck(match_id: int, limit: int | None = None) -> StaleLuck | None:
         return None
     player_ids = [seat.player_id for seat in match.seats]
     games = [game for game in match.games if game.mode == "cards"]
-    have = stored([game.id for game in games])
+    whole = whole_games(match_id)
+    looked = games[-1:] + [game for game in games[:-1] if game.id not in whole]
+    have = stored([game.id for game in looked])
     found = []
-    for stored_game in games[-1:] + games[:-1]:
+    for stored_game in looked:
         game = played_game(stored_game, player_ids)
         kept = have.get(stored_game.id, {})
         stale = stale_rounds(game, kept)
@@ -226,6 +228,30 @@ def stale_luck(match_id: int, limit: int | None = None) -> StaleLuck | None:
             rows = figured(game, deck_of(match), stale)
             found.append(GameLuck(stored_game.id, stale, placed, rows))
     return StaleLuck(match.version, found, False)
+
+
+def whole_games(match_id: int) -> set[int]:
+    """The match's games with a kept row for each of their plays, every one figured with
+    the whole hands: finished games whose luck was all figured at their end. A look
+    (``stale_luck``) replays the open game and those not among them, so a round's look
+    does not grow with the evening (issue 59). Their rows stay the rounds' own: a game
+    before the open one changes only by a correction, whose write drops its rows
+    (``drop_stale_luck``); ``rebuild_luck`` checks every row of every game."""
+    plays = (
+        select(Play.game_id, func.count())
+        .join(Game, Game.id == Play.game_id)
+        .where(Game.match_id == match_id)
+        .group_by(Play.game_id)
+    )
+    whole = func.sum(case((PlayLuck.whole, 1), else_=0))
+    rows = (
+        select(PlayLuck.game_id, func.count(), whole)
+        .where(PlayLuck.match_id == match_id)
+        .group_by(PlayLuck.game_id)
+    )
+    played = dict(db.session.execute(plays).all())
+    kept = db.session.execute(rows).all()
+    return {game_id for game_id, count, figured in kept if figured == count == played.get(game_id)}
 
 
 def missing_matches(after: int = 0, limit: int = 100) -> list[int]:

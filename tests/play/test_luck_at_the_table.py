@@ -16,6 +16,7 @@ from driver import (
     pending_of,
     phone,
     play_game,
+    play_rounds,
     score_game,
     start_game,
     start_match,
@@ -27,6 +28,7 @@ from sqlalchemy import delete, func, select, update
 
 from companion import rules, store
 from companion.db import db
+from companion.derived import play_luck
 from companion.derived.play_luck import rebuild_luck, sums_out_of_line
 from companion.derived.tables import LuckPlayer, PlayLuck
 from companion.models import Game, Match
@@ -378,3 +380,45 @@ def test_the_matchs_end_shows_the_matchs_expected_bulls_and_luck(client):
 def unescape_text(html: str) -> str:
     """A fragment's text: tags dropped, entities read."""
     return html_unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_a_look_replays_only_the_games_whose_luck_may_be_out_of_line(
+    app, client, three_played, monkeypatch
+):
+    """A round's look at luck (the background's, every round) replays the open game, and
+    of the games before it only those whose kept rows are not all there with the whole
+    hands: it does not grow with the evening (issue 59). A correction of an old game
+    drops its rows, and the next look figures it again."""
+    ids, match_id, _replay = three_played
+    play_game(client, match_id, ids, random.Random(35))
+    hands = play_rounds(client, match_id, ids, random.Random(36), 2)
+    assert hands
+    replayed = []
+    real = play_luck.played_game
+
+    def counted(game, player_ids):
+        replayed.append(game.number)
+        return real(game, player_ids)
+
+    monkeypatch.setattr(play_luck, "played_game", counted)
+    with app.app_context():
+        assert store.luck_after(match_id) is not None
+    assert replayed == [3]
+    monkeypatch.setattr(play_luck, "played_game", real)
+    with app.app_context():
+        game = db.session.scalars(
+            select(Game).where(Game.match_id == match_id, Game.number == 1)
+        ).one()
+        plays = {play.player_id: play.card for play in game.rounds[2].plays}
+    swapped = {ids[0]: plays[ids[1]], ids[1]: plays[ids[0]], ids[2]: plays[ids[2]]}
+    monkeypatch.setattr(play_luck, "played_game", counted)
+    replayed.clear()
+    # The correction's write drops game 1's rows; the look after it (here in the request)
+    # figures them again.
+    assert correct(client, match_id, 1, 3, cards=swapped).status_code in (200, 303)
+    assert replayed == [3, 1]
+    monkeypatch.setattr(play_luck, "played_game", real)
+    for number in (1, 2):
+        same(luck_of(client, match_id, number), engine_figures(app, match_id, number))
+    with app.app_context():
+        assert rebuild_luck(check=True, echo=lambda line: None) == ([], [])
