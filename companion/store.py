@@ -63,6 +63,7 @@ from companion.derived.play_luck import (
     deck_of,
     drop_stale_luck,
     missing_matches,
+    plays_cards,
     put_figured,
     rebuild_luck,
     stale_luck,
@@ -261,7 +262,12 @@ def store(state: MatchState, change: Change) -> str:
             finished = (change.results or bool(change.replay)) and refresh_results(
                 match_id, state.player_ids, change.replay, statistics=not apart()
             )
-            more_luck = not change.hidden and drop_stale_luck(match_id, change.replay)
+            if change.replay:
+                drop_stale_luck(change.replay)
+            # Where a background process follows the writes (a server), it looks itself.
+            more_luck = not (change.hidden or apart()) and (
+                bool(change.replay) or plays_cards(match_id)
+            )
             game_review.drop(match_id, change.replay, last=change.results)
             after = (
                 after_write(state, change.hidden) if adds_to_the_open_game(state, change) else None
@@ -273,7 +279,7 @@ def store(state: MatchState, change: Change) -> str:
         # its commit woke (the nudge) run and read it. A reader that came between the
         # commit and here (another thread, a green database driver) replays as before.
         keep_written(after)
-    if more_luck and not apart():  # else the background process follows
+    if more_luck:
         after_the_answer(partial(luck_after, match_id))
     if finished:
         match_finished.send(current_app._get_current_object(), match_id=match_id)

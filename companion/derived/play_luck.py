@@ -180,16 +180,18 @@ def deck_of(match: Match) -> int:
     return rules.deck_size(len(match.seats), match.pro)
 
 
-def drop_stale_luck(match_id: int, corrected: Sequence[int] = ()) -> bool:
-    """Inside a write to a match: a corrected game's rows dropped (the game is figured
-    anew). True when a card game was written, whose luck ``stale_luck`` then figures:
-    the write itself places no card for luck, so the table never waits for it."""
-    if corrected:
-        for model in (PlayLuck, LuckPlayer):
-            db.session.execute(delete(model).where(model.game_id.in_(corrected)))
-        return True
-    # One small query: the match's ORM object would load its seats, players and games
-    # here, under the writer lock (bench.round_cpu, issue 59).
+def drop_stale_luck(corrected: Sequence[int]) -> None:
+    """Inside a write to a match: the corrected games' rows dropped (each is figured anew,
+    by ``stale_luck`` after the write: the write itself places no card for luck, so the
+    table never waits for it)."""
+    for model in (PlayLuck, LuckPlayer):
+        db.session.execute(delete(model).where(model.game_id.in_(corrected)))
+
+
+def plays_cards(match_id: int) -> bool:
+    """Inside a write to a match: whether its newest game is a card game, whose luck
+    ``stale_luck`` then figures. One small query: the match's ORM object would load its
+    seats, players and games here, under the writer lock (bench.round_cpu, issue 59)."""
     newest = select(Game.mode).where(Game.match_id == match_id).order_by(Game.number.desc())
     return db.session.scalar(newest.limit(1)) == "cards"
 
