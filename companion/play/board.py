@@ -4,7 +4,7 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 from __future__ import annotations
 
 from babel.lists import format_list
-from flask_babel import get_locale, gettext
+from flask_babel import get_locale
 from sqlalchemy import select
 
 from companion import rules
@@ -21,6 +21,7 @@ from companion.state import MatchState, PlayedGame
 from companion.web import present
 from companion.web.access import PLAYER, access, me, sent
 from companion.web.chart import LABEL_SIZE, Chart, bars, line_chart
+from companion.web.i18n import gettext
 
 
 def match_view(state: MatchState, view: str = "match") -> dict:

@@ -76,6 +76,21 @@ def install_template_gettext(app) -> None:
     )
 
 
+def gettext(string: str, **variables) -> str:
+    """Flask-Babel's ``gettext`` with this request's catalogue found once (``catalogue``):
+    the engine's explanations of a round's ten cards ask it twenty times for every new
+    version of a match (issue 59)."""
+    text = catalogue().ugettext(string)
+    return text % variables if variables else text
+
+
+def ngettext(singular: str, plural: str, num: int, **variables) -> str:
+    """Flask-Babel's ``ngettext`` with this request's catalogue found once: ``num`` is
+    there for the format as ``%(num)d``."""
+    variables.setdefault("num", num)
+    return catalogue().ungettext(singular, plural, num) % variables
+
+
 def catalogue():
     """The translations of this request's language (kept on ``g``), as Flask-Babel has them."""
     if not has_request_context():

@@ -12,10 +12,11 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from flask import current_app
-from flask_babel import format_decimal, format_number, format_percent, get_locale, gettext, ngettext
+from flask_babel import format_decimal, format_number, format_percent, get_locale
 
 from companion import rules
 from companion.models import MATCH_TEXTS
+from companion.web.i18n import gettext, ngettext
 
 Name = Callable[[rules.Player], str]
 

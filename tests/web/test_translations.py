@@ -6,6 +6,7 @@ from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
+import flask_babel
 import pytest
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.frontend import parse_keywords, parse_mapping_cfg
@@ -15,7 +16,7 @@ from conftest import make_app
 from driver import add_players, choose, enter_round, start_game, start_match
 from flask import url_for
 
-from companion.web import present
+from companion.web import i18n, present
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSLATIONS = ROOT / "companion" / "translations"
@@ -697,3 +698,25 @@ def test_german_says_spiel_for_a_match_and_partie_for_a_game():
     too_many = "The scores add up to %(total)d bulls, but a game of %(players)d players"
     (checked,) = [text for key, text in said.items() if key.startswith(too_many)]
     assert "eine Partie mit" in checked
+
+
+@pytest.mark.parametrize("lang", ["en", *PLURALS])
+def test_the_quick_gettext_says_what_flask_babels_says(app, lang):
+    """``i18n.gettext`` and ``ngettext`` find the request's catalogue once (the round's
+    explanations ask twenty times a version): they say what Flask-Babel's say."""
+    with app.test_request_context(headers={"Accept-Language": lang}):
+        for text, variables in (
+            ("pro variant", {}),
+            ("an %(chance)s chance", {"chance": "8 %"}),
+            (
+                "%(end)d is the closest lower end (row %(other)d ends in %(other_end)d)",
+                {"end": 41, "other": 2, "other_end": 12},
+            ),
+        ):
+            assert i18n.gettext(text, **variables) == flask_babel.gettext(text, **variables)
+        for count in (1, 2, 5):
+            assert i18n.ngettext("%(num)d bull", "%(num)d bulls", count) == (
+                flask_babel.ngettext("%(num)d bull", "%(num)d bulls", count)
+            )
+        if lang != "en":
+            assert i18n.gettext("pro variant") != "pro variant"
