@@ -258,10 +258,12 @@ def refresh_results(
 
 
 def match_over(match_id: int, player_ids: Sequence[int]) -> bool:
-    """Whether the match's finished games end it, by its results (inside the write)."""
+    """Whether the match's finished games end it, by its results (inside the write). Its
+    end condition in a small query: the match's ORM object would load its seats, players
+    and games (the selectin relationships) in every game's last round (issue 59)."""
     db.session.flush()
-    match = db.session.get(Match, match_id)
-    end = rules.EndCondition(match.end_kind, match.end_value)
+    condition = select(Match.end_kind, Match.end_value).where(Match.id == match_id)
+    end = rules.EndCondition(*db.session.execute(condition).one())
     return rules.standing(player_ids, list(stored_results(match_id).values()), end).over
 
 
