@@ -55,11 +55,10 @@ NICEST = 19  # the lowest CPU priority: on a Raspberry Pi's share of a core, the
 # alone: a server held to a share of a core (a cgroup's quota) shares it with this
 # process, and CPU spent here while the table waits for its push throttles them all.
 SETTLE = 0.4
-# Seconds between its looks at SQLite's data_version. A stream's watcher looks every
-# 20 ms (storage.sqlite.SQLITE_EVERY); 50 looks a second here were a tenth of a Pi Zero's
-# share of a core spent idle (bench.push --cpu-share 0.1, issue 59), for a change whose
-# luck waits SETTLE anyway.
-LOOK_EVERY = 0.1
+# Seconds between its looks at SQLite's data_version, for a change whose luck waits
+# SETTLE anyway: 50 looks a second were a tenth of a Pi Zero's share of a core spent
+# idle (bench.push --cpu-share 0.1, issue 59), and 10 a second 2 ms of CPU a second.
+LOOK_EVERY = 0.2
 LUCK_GAMES = 2  # a match's stale games figured per look: the newest, then the oldest
 # Seconds without a table's entry before a game's review (seconds of CPU) goes on. In a
 # cgroup's quota (a Pi's share of a core) the review spends the share a round's write then

@@ -187,7 +187,8 @@ def main(argv: list[str] | None = None) -> None:
     problem = tls_problem(args)
     if problem:
         raise SystemExit(problem)
-    settings = {"HOST": args.host, "CERT": args.cert, "KEY": args.key}
+    # WORKERS: a lone worker's streams look less often at the database (storage.feed).
+    settings = {"HOST": args.host, "CERT": args.cert, "KEY": args.key, "WORKERS": args.workers}
     try:
         listener = bind(args.host, args.port)
     except OSError as error:

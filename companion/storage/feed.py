@@ -9,7 +9,8 @@ own way (``companion.storage.follower``):
   writing transaction, so it is heard at the commit; the watcher LISTENs on a connection
   of its own and reads the stamps of the matches named (``storage.postgresql.listen``).
 - SQLite: the watcher asks ``PRAGMA data_version`` on a connection of its own every
-  ``SQLITE_EVERY`` seconds (it moves when any other connection commits) and then reads
+  ``SQLITE_EVERY`` seconds (``SQLITE_EVERY_ALONE`` in a server of one worker, whose
+  rounds are all its own writes; it moves when any other connection commits) and reads
   the stamps of the watched matches (``storage.sqlite.follow_data_version``); a write
   of this process wakes it at once (``Feed.nudge``, from ``store.writing``).
   (``flask restore``, which puts another file in place, waits for the server to stop.)
@@ -42,6 +43,7 @@ from sqlalchemy.engine import Engine
 from companion.db import db
 from companion.models import Match
 from companion.storage import follower
+from companion.storage.sqlite import SQLITE_EVERY_ALONE
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +137,10 @@ class Feed:
         per_client: int = PER_CLIENT,
         per_match: int = PER_MATCH,
         per_address: int = PER_ADDRESS,
+        every: float | None = None,
     ):
         self.engine = engine
+        self.every = every  # seconds between looks at SQLite (None: ``SQLITE_EVERY``)
         self.per_client, self.per_match, self.per_address = per_client, per_match, per_address
         self.watches: dict[int, Watch] = {}
         self.by_client: dict[str, list[Stream]] = {}  # open, oldest first, over every match
@@ -278,7 +282,7 @@ class Feed:
 
         The watcher leaves under the lock, so a stream that comes meanwhile either
         keeps it running or finds none and starts the next."""
-        follow = follower(self.engine)
+        follow = follower(self.engine, self.every)
         while True:
             with self.lock:
                 if not self.watches:
@@ -308,5 +312,10 @@ def feed_of(app) -> Feed:
                 app.config["STREAMS_PER_MATCH"],
                 app.config["STREAMS_PER_ADDRESS"],
             )
-            feed = app.extensions.setdefault("companion.feed", Feed(db.engine, *bounds))
+            # A lone worker's watcher waits only for other processes' derived rows.
+            alone = app.config.get("WORKERS") == 1
+            every = SQLITE_EVERY_ALONE if alone else None
+            feed = app.extensions.setdefault(
+                "companion.feed", Feed(db.engine, *bounds, every=every)
+            )
     return feed

@@ -301,10 +301,15 @@ def sqlite_write_undone(args, options: dict) -> None:
 
 
 # Seconds between a stream's watcher's data_version checks. Each wakes the worker for
-# about 40 µs of Python; 50 a second were a fifth of a Pi Zero's share of a core (10 %,
-# bench.push, issue 59) spent idle. A write of the worker's own wakes it at once
-# (``feed.Feed.nudge``): only another process's waits for the next look.
+# about a quarter of a millisecond (5.5 ms a second at 20 looks, with a stream open);
+# 50 a second were a fifth of a Pi Zero's share of a core (10 %, bench.push, issue 59)
+# spent idle. A write of the worker's own wakes it at once (``feed.Feed.nudge``): only
+# another process's waits for the next look.
 SQLITE_EVERY = 0.05
+# ... in a server of one worker (a machine of 1 GB or less): the table's rounds are all
+# its own writes, another process writes only a round's luck and a game's review (the
+# background process's, which come a moment after the round anyway) or an import.
+SQLITE_EVERY_ALONE = 0.25
 
 
 def follow_data_version(feed, every: float = SQLITE_EVERY) -> None:

@@ -3,10 +3,12 @@ the streams' matches, stops with the last stream and starts with the next."""
 
 import time
 
+import pytest
 from driver import enter_round, i_am
 
 from companion.db import db
 from companion.models import Match
+from companion.storage import sqlite as sqlite_storage
 from companion.storage.feed import feed_of
 
 WAIT = 10  # seconds a change may take before the test fails
@@ -90,3 +92,33 @@ def test_a_nudge_ends_the_watchers_pause(app):
     feed.nudge()
     feed.pause(WAIT)  # returns at once: the nudge came first
     assert not feed.woken.is_set()  # the next pause waits again
+
+
+@pytest.mark.parametrize(
+    ("workers", "every"),
+    [
+        (None, sqlite_storage.SQLITE_EVERY),
+        (2, sqlite_storage.SQLITE_EVERY),
+        (1, sqlite_storage.SQLITE_EVERY_ALONE),
+    ],
+)
+def test_a_lone_workers_watcher_looks_less_often(app, client, table, monkeypatch, workers, every):
+    """A server of one worker writes every round in that worker, which wakes its watcher
+    at once; only the background's luck (or an import) comes from another process. Its
+    watcher looks four times a second, not twenty: each look woke the worker for about
+    a quarter of a millisecond, 5.5 ms a second idle with a stream open (issue 59).
+    Several workers write each other's rounds: theirs look as before."""
+    (anna, ben, _cleo), match_id = table
+    if workers is not None:
+        app.config["WORKERS"] = workers
+    i_am(client, match_id, anna)
+    feed = feed_of(app)
+    paused: list[float] = []
+    pause = feed.pause
+    monkeypatch.setattr(feed, "pause", lambda seconds: paused.append(seconds) or pause(0.001))
+    with feed.watching(match_id) as stream:
+        version = stream.stamp[0]
+        enter_round(client, match_id, {ben: 42})
+        assert stream.changed(version, timeout=WAIT)[0] == version + 1
+        until(lambda: paused)
+    assert set(paused) == {every}
