@@ -202,8 +202,8 @@ def main(argv: list[str] | None = None) -> None:
         with one_server_at_a_time():
             fill_statistics()  # here: what it loads and configures, the forks share
         db.engine.dispose()  # no connection may cross into a forked worker
-    if args.workers > 1:  # shared by the forks; one worker compiles them as it uses them
-        compile_templates(app)
+    # Shared by the forks; a lone worker compiles the table's before its first round.
+    compile_templates(app, None if args.workers > 1 else table_templates(app))
     freeze_startup_objects()  # before the forks: their pages stay shared (see there)
     # Luck in a process of its own (its first look fills what was played before it ran,
     # or restored), kept running as the workers are (``keep_apart``); the workers figure
@@ -215,14 +215,28 @@ def main(argv: list[str] | None = None) -> None:
         keeper.stop()  # the server's own end is the process's
 
 
-def compile_templates(app) -> None:
-    """Compile every template once, before the workers' forks: they share the
-    launcher's app (``Gunicorn.load``), so none compiles its own. Compiled at first use,
-    they took a worker a tenth of its CPU in a 3-game ``bench.push``. A server of one
-    worker (a machine of 1 GB or less) compiles them as it uses them: all of them at
-    once took 10 MB more of its idle memory (bench.idle_memory: 116 MB against 106)."""
-    for name in app.jinja_env.list_templates():
+def compile_templates(app, names: list[str] | None = None) -> None:
+    """Compile every template (or those ``names``) once, before the workers' forks: they
+    share the launcher's app (``Gunicorn.load``), so none compiles its own. Compiled at
+    first use, they took a worker a tenth of its CPU in a 3-game ``bench.push``. A
+    server of one worker (a machine of 1 GB or less) compiles the table's alone: all of
+    them at once took 10 MB more of its idle memory (bench.idle_memory: 116 MB against
+    106); the household's pages, the history and the backups compile as they are used."""
+    for name in names if names is not None else app.jinja_env.list_templates():
         app.jinja_env.get_template(name)
+
+
+def table_templates(app) -> list[str]:
+    """The templates a table's phones and TV are served while it plays: the match pages,
+    their live regions, a game's end, and the pieces they import. Compiled at first use
+    in a lone worker, they held up the first round's push and the first game's end
+    (45 ms of this machine's CPU at the first game's end: half a second at a tenth of a
+    core, issue 59)."""
+    return [
+        name
+        for name in app.jinja_env.list_templates()
+        if name.startswith("matches/") or "/" not in name
+    ]
 
 
 def migrated(app) -> None:

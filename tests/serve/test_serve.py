@@ -9,6 +9,7 @@ on SIGHUP; a busy port or a read-only database stops the start in one line.
 import gc
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -321,6 +322,22 @@ def derived_rows(match_id: int) -> tuple[int, int, int]:
             (ReviewCard, ReviewCard.game_id),
         )
     )
+
+
+def test_a_lone_worker_compiles_the_tables_templates_before_its_first_round(app):
+    """A server of one worker compiles what a table is served while it plays (its first
+    round's push and its first game's end waited for the compiler, issue 59), not the
+    household's pages, the history or the backups (10 MB of an idle 512 MB machine)."""
+    serve.compile_templates(app, serve.table_templates(app))
+    compiled = {name for _loader, name in app.jinja_env.cache}
+    table = {"matches/show.html", "matches/live.html", "matches/table.html", "base.html"}
+    assert table | {"matches/_game_end.html", "_time.html", "_chart.html"} <= compiled
+    assert not {name for name in compiled if name.split("/")[0] in ("household", "backup")}
+    used = {"matches/show.html", "matches/live.html", "matches/table.html"}
+    for name in used:  # and everything they import or include
+        source = app.jinja_env.loader.get_source(app.jinja_env, name)[0]
+        for found in re.findall(r'(?:from|include|import|extends) "([^"]+)"', source):
+            assert found in compiled, (name, found)
 
 
 def test_the_workers_serve_the_launchers_app_with_its_templates_compiled(app):
