@@ -94,6 +94,7 @@ def test_a_nudge_ends_the_watchers_pause(app):
     assert not feed.woken.is_set()  # the next pause waits again
 
 
+@pytest.mark.sqlite_only("SQLite's data_version is looked at; PostgreSQL's NOTIFY is heard")
 @pytest.mark.parametrize(
     ("workers", "every"),
     [
