@@ -278,9 +278,8 @@ def at_versions(earlier: MatchState, now) -> MatchState:
     """``earlier`` at the versions ``now`` holds, of the same input_version: the newest
     correction as it stands at that table version (carried on by a derived write,
     ``store.carry_correction``) and the open game's hidden cards read anew."""
-    current = earlier.current
-    if current is not None:
-        earlier = with_open_game(earlier, replace(current, entered=entered(current.game.id)))
+    if earlier.current is not None:
+        earlier = with_hidden_cards(earlier, now.version)
     return replace(
         earlier,
         version=now.version,

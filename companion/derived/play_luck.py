@@ -47,6 +47,7 @@ class LuckRow(NamedTuple):
 
 
 COLUMNS = [getattr(PlayLuck, name) for name in LuckRow._fields]
+WHOLE_ROWS = func.sum(case((PlayLuck.whole, 1), else_=0))  # of a group: figured with whole hands
 
 
 def placed_rounds(game: PlayedGame) -> list[rules.RoundResult]:
@@ -133,7 +134,6 @@ def player_sums(*where) -> Select:
     of each player's complete games among those ``where`` picks. A player's game is
     complete when it has a row for every round, each figured with the whole hands: a
     round's rows are written together, so then every round of the game is figured so."""
-    whole = func.sum(case((PlayLuck.whole, 1), else_=0))
     return (
         select(
             PlayLuck.game_id,
@@ -145,7 +145,7 @@ def player_sums(*where) -> Select:
         )
         .where(*where)
         .group_by(PlayLuck.game_id, PlayLuck.player_id)
-        .having(func.count() == rules.HAND_SIZE, whole == rules.HAND_SIZE)
+        .having(func.count() == rules.HAND_SIZE, WHOLE_ROWS == rules.HAND_SIZE)
     )
 
 
@@ -245,9 +245,8 @@ def whole_games(match_id: int) -> set[int]:
         .where(Game.match_id == match_id)
         .group_by(Play.game_id)
     )
-    whole = func.sum(case((PlayLuck.whole, 1), else_=0))
     rows = (
-        select(PlayLuck.game_id, func.count(), whole)
+        select(PlayLuck.game_id, func.count(), WHOLE_ROWS)
         .where(PlayLuck.match_id == match_id)
         .group_by(PlayLuck.game_id)
     )
