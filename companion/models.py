@@ -85,8 +85,10 @@ class Match(db.Model):
     pro: Mapped[bool] = mapped_column(default=False)
     # Bumped by every write to the match: phones poll it to know when to refresh.
     version: Mapped[int] = mapped_column(default=0)
-    # Bumped by every write but hidden cards (companion.state.replayed): while it stays,
-    # a newer version differs from an older one only by cards waiting to be revealed.
+    # Bumped by every write but hidden cards and derived rows the table's live pages do
+    # not show (a round's luck without a chance said: derived.play_luck.seen_at_table):
+    # while it stays, a newer version differs from an older one only by cards waiting to
+    # be revealed, and by what pages read apart (companion.state.shared_replay).
     table_version: Mapped[int] = mapped_column(default=0, server_default="0")
     # Bumped with table_version by every write but those of derived rows alone (a round's
     # luck, a game's review): while it stays, a replay reads the same rows

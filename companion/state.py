@@ -230,9 +230,10 @@ def shared_replay(match_id: int, version: int, table_version: int, token: str) -
     latest commit, so a replay may hold a newer entry than its version says, never an
     older one; a write's version check still decides (``companion.store``).
 
-    Every write but hidden cards raises ``table_version`` too. So a version whose
-    table_version was replayed before differs from that replay only by the cards
-    waiting to be revealed: it is that replay with this version's hidden cards, one
+    Every write but hidden cards (and derived rows the table's live pages do not show)
+    raises ``table_version`` too. So a version whose table_version was replayed before
+    differs from that replay only by the cards waiting to be revealed (derived rows are
+    read apart): it is that replay with this version's hidden cards, one
     small query instead of a replay (a table's six phones send their cards one by one).
     And a table version whose input_version was replayed before differs from it only by
     derived rows, which pages read apart (a round's luck, a game's review): that replay

@@ -66,6 +66,7 @@ from companion.derived.play_luck import (
     plays_cards,
     put_figured,
     rebuild_luck,
+    seen_at_table,
     stale_luck,
     still_right,
 )
@@ -369,15 +370,19 @@ def luck_after(match_id: int, limit: int | None = None) -> int | None:
     for luck in figured.games:
         try:
             with writing():
-                # First: on PostgreSQL it takes the match's row lock.
-                if not raise_version(match_id, version, hidden=False, derived=True):
+                # First: on PostgreSQL it takes the match's row lock. The table version
+                # rises too where the table's live pages show the luck (``seen_at_table``).
+                if not raise_version(match_id, version, hidden=True):
                     moved = True
                     # the row lock, as the table's writes take it
                     raise_versions([match_id], derived=True)
                     luck = still_right(luck)
                     if luck is None:
                         raise MovedOn
-                carry_correction(match_id)
+                    carry_correction(match_id)
+                elif seen_at_table(luck):
+                    raise_table_version(match_id)
+                    carry_correction(match_id)
                 put_figured(luck)
         except MovedOn:  # its rounds changed: the next look figures them again
             continue
@@ -778,8 +783,9 @@ def writing(*match_ids: int, every_match: bool = False) -> Iterator[None]:
 
 def raise_version(match_id: int, version: int, hidden: bool, derived: bool = False) -> bool:
     """Raise the match's versions if it is still at ``version``; False if it moved on.
-    ``hidden``: only hidden cards change (table_version and input_version stay);
-    ``derived``: only derived rows (input_version stays: ``state.replayed_table``).
+    ``hidden``: nothing the table's live pages show changes, only hidden cards or derived
+    rows they do not show (table_version and input_version stay); ``derived``: only
+    derived rows (input_version stays: ``state.replayed_table``).
 
     A plain Core statement on the write's connection: no ORM object holds the versions,
     so there is nothing for the session to synchronise (a tenth of the ORM's cost).
@@ -791,8 +797,19 @@ def raise_version(match_id: int, version: int, hidden: bool, derived: bool = Fal
     return statement.rowcount == 1
 
 
+def raise_table_version(match_id: int) -> None:
+    """Raise the match's table version alone (inside a write that raised its version):
+    derived rows the table's live pages show (``luck_after``)."""
+    db.session.connection().execute(TABLE_RAISE, {"match_id": match_id})
+
+
 HIDDEN_CLEAR = delete(PendingCard.__table__).where(
     PendingCard.__table__.c.game_id == bindparam("game_id")
+)
+TABLE_RAISE = (
+    update(Match.__table__)
+    .where(Match.__table__.c.id == bindparam("match_id"))
+    .values(table_version=Match.__table__.c.table_version + 1)
 )
 VERSION_RAISE = (
     update(Match.__table__)

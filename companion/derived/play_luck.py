@@ -9,8 +9,9 @@ Never figured inside a round's write, which the table waits for: the write only 
 the rows it made wrong (``drop_stale_luck``: a corrected game's, rounds undone). The
 figuring (``stale_luck``) reads the match and places cards outside any transaction, and
 each game's rows are then stored in a short write of their own (``put_figured``, by
-``companion.store.luck_after``), which raises the match's versions so that every page
-shows them: a second push after the round's. A server runs it in a process of its own at
+``companion.store.luck_after``), which raises the match's version so that every page
+shows them: a second push after the round's, of one line when the table's live pages
+show nothing of them (``seen_at_table``). A server runs it in a process of its own at
 the lowest priority (``companion.background``). ``rebuild_luck`` checks and puts right all
 of it, and pages that read luck never figure it (``read``).
 """
@@ -99,12 +100,38 @@ def stale_rounds(game: PlayedGame, have: dict[int, list[LuckRow]]) -> list[int]:
 
 class GameLuck(NamedTuple):
     """A card game's luck figured anew: the rounds whose rows it replaces, how many rounds
-    are placed (rows past them go), and the rows."""
+    are placed (rows past them go), the rows, and whether the game is over."""
 
     game_id: int
     numbers: list[int]
     placed: int
     rows: list[LuckRow]
+    finished: bool
+
+
+def seen_at_table(luck: GameLuck) -> bool:
+    """Whether storing ``luck`` (inside its write, before ``put_figured``) changes what the
+    table's live pages show of luck (``play.board.match_view``): a finished game's (its
+    end names the luckiest), else only the chances that the summary of the game's newest
+    placed round says beside its improbable takes. A write of luck that changes neither
+    keeps the table version (``store.luck_after``), so the phones' next push is one line,
+    not every region rendered again the same (issue 59); its rows show on the pages read
+    afresh (a round's replay, ``luck.json``, the household's)."""
+    if luck.finished:
+        return True
+    if luck.placed not in luck.numbers:
+        return False  # the newest round's rows stay as they are
+    newest = PlayLuck.game_id == luck.game_id, PlayLuck.round_number == luck.placed
+    kept = said_chances(db.session.execute(select(*COLUMNS).where(*newest)))
+    return said_chances(row for row in luck.rows if row.round_number == luck.placed) != kept
+
+
+def said_chances(rows: Iterable) -> frozenset[tuple[int, float]]:
+    """The chances a round's summary says of its rows (``LuckRow``'s columns): each
+    improbable take's, by card (``web.present.with_chances``)."""
+    return frozenset(
+        (row.card, row.chance) for row in rows if row.bulls and row.chance <= rules.IMPROBABLE
+    )
 
 
 def put_figured(luck: GameLuck) -> None:
@@ -172,7 +199,8 @@ def still_right(luck: GameLuck) -> GameLuck | None:
 def put(game: PlayedGame, numbers: Sequence[int], deck: int) -> None:
     """Figure a game's rows of these rounds and put them in place (inside the write)."""
     rows = figured(game, deck, numbers)
-    put_figured(GameLuck(game.game.id, list(numbers), len(placed_rounds(game)), rows))
+    placed = len(placed_rounds(game))
+    put_figured(GameLuck(game.game.id, list(numbers), placed, rows, game.finished))
 
 
 def deck_of(match: Match) -> int:
@@ -228,7 +256,7 @@ def stale_luck(match_id: int, limit: int | None = None) -> StaleLuck | None:
             if limit is not None and len(found) == limit:
                 return StaleLuck(match.version, found, True)
             rows = figured(game, deck_of(match), stale)
-            found.append(GameLuck(stored_game.id, stale, placed, rows))
+            found.append(GameLuck(stored_game.id, stale, placed, rows, game.finished))
     return StaleLuck(match.version, found, False)
 
 

@@ -76,7 +76,8 @@ def poll(match_id: int):
     """What changed since version ``since``: 204 when nothing did, else the live regions.
 
     A phone whose poll says it shows the current ``table`` version differs only by the
-    hidden cards entered since: it gets the "Entered:" line alone. Plain clients may
+    hidden cards entered since (or by derived rows no region shows, a round's luck
+    without a chance said): it gets the "Entered:" line alone. Plain clients may
     poll with If-None-Match instead and get 304 while nothing changes.
     """
     stamp = match_stamp(match_id)

@@ -79,6 +79,7 @@ from companion.rules.game import (
     replay_game,
 )
 from companion.rules.luck import (
+    IMPROBABLE,
     Odds,
     PlayerLuck,
     game_luck,
@@ -126,6 +127,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "GAMES",
     "HAND_SIZE",
+    "IMPROBABLE",
     "MAX_NAME",
     "MAX_NOTE",
     "MAX_PLAYERS",

@@ -36,6 +36,8 @@ from companion.rules.table import RoundResult, row_options, suggest_row
 
 EXACT_AT_MOST = 20_000
 SAMPLES = 4_000
+# A take this unlikely is improbable: the round's summary says its chance ("a 4 % chance").
+IMPROBABLE = 0.10
 
 _BULLS = np.array(BULLS, dtype=np.int16)
 _ROW_NUMBER = np.arange(ROWS, dtype=np.int32)

@@ -32,19 +32,15 @@ class StepView(NamedTuple):
     taken: tuple[int, ...]
     bulls: int
     text: str
-    # A take's chance of happening, when it was improbable (``IMPROBABLE`` or less).
+    # A take's chance of happening, when it was improbable (``rules.IMPROBABLE`` or less).
     chance: float | None = None
-
-
-# A take this unlikely is said in the round's summary ("a 4 % chance").
-IMPROBABLE = 0.10
 
 
 def with_chances(steps: Sequence[StepView], chances: Mapping[int, float]) -> list[StepView]:
     """The steps with the chance of each improbable take (``chances``: by card)."""
     return [
         step._replace(chance=chances[step.card])
-        if step.taken and chances.get(step.card, 1.0) <= IMPROBABLE
+        if step.taken and chances.get(step.card, 1.0) <= rules.IMPROBABLE
         else step
         for step in steps
     ]

@@ -9,6 +9,7 @@ from correcting import correct, inputs_of
 from driver import (
     add_players,
     choose,
+    deal,
     enter_round,
     i_am,
     pending_of,
@@ -29,6 +30,7 @@ from companion import store
 from companion.db import db
 from companion.models import Match
 from companion.play import live
+from companion.play.board import match_view
 from companion.state import current_state, match_state
 
 
@@ -379,8 +381,10 @@ def test_hidden_cards_keep_the_table_version_everything_else_raises_it(client, a
 
 @pytest.mark.app_config(LUCK_APART=True)
 def test_derived_rows_alone_keep_the_input_version(client, app, table):
-    """Issue 59: a round's luck raises the versions every phone follows, not the one
-    that says a replay's rows changed; a round, a hidden card and a row choice as before."""
+    """Issue 59: a round's luck raises the version every phone follows, not the one that
+    says a replay's rows changed, nor the table version while the table shows none of it
+    (Cleo's 3 took a row for sure: no chance is said); a round, a hidden card and a row
+    choice as before."""
     (anna, ben, cleo), match_id = table
     version, table_version, inputs = all_versions(app, match_id)
     i_am(client, match_id, anna)
@@ -392,20 +396,87 @@ def test_derived_rows_alone_keep_the_input_version(client, app, table):
     assert all_versions(app, match_id) == (version + 3, table_version + 2, inputs + 2)
     with app.app_context():
         store.luck_after(match_id)  # the round's luck, as the background process stores it
-    assert all_versions(app, match_id) == (version + 4, table_version + 3, inputs + 2)
+    assert all_versions(app, match_id) == (version + 4, table_version + 2, inputs + 2)
+
+
+@pytest.mark.app_config(LUCK_APART=True)
+def test_a_phone_gets_one_line_for_luck_the_table_does_not_show(client, app):
+    """Issue 59: the luck of a round whose summary says no chance changes nothing on the
+    table's pages: its write keeps the table version, and a phone showing the round gets
+    the "Entered:" line and its poller alone, not every region rendered again the same.
+    An improbable take's chance (Anna's 15, 1 %) raises it: the phone gets the regions
+    with the chance in the round's summary."""
+    anna, ben = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, [anna, ben])
+    assert start_game(client, match_id, [10, 50, 70, 90]).status_code == 303
+    i_am(client, match_id, anna)
+    for cards, said in (([11, 51], False), ([12, 52], False), ([13, 53], False), ([15, 14], True)):
+        assert enter_round(client, match_id, {anna: cards[0], ben: cards[1]}).status_code == 303
+        version, table_version = versions_of(app, match_id)
+        with app.app_context():
+            store.luck_after(match_id)
+        assert versions_of(app, match_id) == (version + 1, table_version + said)
+        status, body = poll_of(client, match_id, since=version, table=table_version)
+        assert status == 200 and f"since={version + 1}&amp;" in body
+        if said:
+            assert 'id="live-table"' in body and 'id="live-score"' in body
+            assert summary_lines(body)[-1].endswith("— a 1% chance")
+        else:
+            assert 'id="entered"' in body and "live-table" not in body and "live-score" not in body
+
+
+def fresh_regions(app, match_id) -> list[str]:
+    """The live regions of the phones and of the TV as a full replay renders them now."""
+    with app.test_request_context():
+        state = match_state(db.session.get(Match, match_id))
+        return [live.render_regions(match_view(state, view)).html for view in ("match", "table")]
+
+
+@pytest.mark.app_config(LUCK_APART=True)
+@pytest.mark.parametrize("seed", [3, 8])
+def test_luck_that_keeps_the_table_version_changes_no_region(client, app, seed):
+    """Issue 59: the regions rendered once per table version stay right when a round's
+    luck keeps it: rendered again after the luck they read the same, on the phones and
+    the TV; the luck a region shows (a game's end) raises it."""
+    ids = add_players(client, "Anna", "Ben", "Cleo")
+    match_id = start_match(client, ids)
+    rng = random.Random(seed)
+    hands, starting = deal(rng, len(ids))
+    assert start_game(client, match_id, starting).status_code == 303
+    kept = raised = 0
+    for turn in range(10):
+        plays = {pid: hands[seat][turn] for seat, pid in enumerate(ids)}
+        assert enter_round(client, match_id, plays).status_code == 303
+        while (pending := pending_of(client, match_id)) is not None:
+            assert choose(client, match_id, pending.player, rng.randint(1, 4)).status_code == 303
+        before, (version, table_version) = fresh_regions(app, match_id), versions_of(app, match_id)
+        with app.app_context():
+            store.luck_after(match_id)
+        version_after, table_after = versions_of(app, match_id)
+        assert version_after == version + 1
+        if table_after == table_version:
+            kept += 1
+            assert fresh_regions(app, match_id) == before
+        else:
+            raised += 1
+            assert fresh_regions(app, match_id) != before
+    assert kept and raised  # the game's end among the raised
 
 
 @pytest.mark.app_config(LUCK_APART=True)
 def test_a_table_version_of_derived_rows_reads_like_a_full_replay(client, app, table, monkeypatch):
     """After a round's luck (a write of derived rows alone) a server takes on the replay it
     made before, with the versions, the correction and the hidden cards read anew, and
-    shows what a full replay shows; a correction is carried on (issue 59)."""
+    shows what a full replay shows; a correction is carried on (issue 59). Each luck here
+    is taken for one the table shows (a game's end, an improbable take), which raises the
+    table version."""
     ids, match_id = table
     taken_on = []
     original = state_module.at_versions
     monkeypatch.setattr(
         state_module, "at_versions", lambda *args: taken_on.append(args) or original(*args)
     )
+    monkeypatch.setattr(store, "seen_at_table", lambda luck: True)
 
     def luck() -> None:
         with app.app_context():
