@@ -39,11 +39,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from blinker import Namespace
 from flask import Flask, after_this_request, current_app, has_request_context
-from sqlalchemy import Connection, Engine, Select, Table, bindparam, delete, func, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    Table,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from companion import storage
@@ -75,6 +86,7 @@ from companion.models import (
     Game,
     Match,
     PendingCard,
+    Play,
     Player,
     Round,
     RowChoice,
@@ -180,11 +192,22 @@ Copied = TypeVar("Copied")
 WRITE_ATTEMPTS = 10  # each retry means another phone of the table stored something
 
 
+class NewRound(NamedTuple):
+    """A round to store: its game, its number and every player's card, by player id."""
+
+    game_id: int
+    number: int
+    plays: Mapping[int, int]
+
+
 @dataclass
 class Change:
     """What a checked request does to a match, applied inside the write transaction."""
 
     rows: list = field(default_factory=list)  # new rows (ORM objects)
+    # A round's cards, stored by two statements rather than the ORM's unit of work: the
+    # table's most frequent write, at a fifth of the CPU (issue 59).
+    round: NewRound | None = None
     deletes: list = field(default_factory=list)  # DELETE statements (an undo)
     statements: list = field(default_factory=list)  # any other statement (new links)
     clear_hidden: int | None = None  # game id whose hidden cards the new round replaces
@@ -258,6 +281,8 @@ def store(state: MatchState, change: Change) -> str:
                 db.session.execute(statement)
             db.session.add_all(change.rows)
             db.session.flush()
+            if change.round is not None:
+                insert_round(change.round)
             if not state.games and any(isinstance(row, Game) for row in change.rows):
                 raise_versions(rematched(match_id))
             finished = (change.results or bool(change.replay)) and refresh_results(
@@ -296,12 +321,32 @@ def adds_to_the_open_game(state: MatchState, change: Change) -> bool:
         current is not None
         and not (change.deletes or change.statements or change.replay)
         and change.clear_hidden in (None, current.game.id)
+        and (change.round is None or change.round.game_id == current.game.id)
         and all(
             isinstance(row, RowChoice)
-            or (isinstance(row, Round | PendingCard) and row.game_id == current.game.id)
+            or (isinstance(row, PendingCard) and row.game_id == current.game.id)
             for row in change.rows
         )
     )
+
+
+def insert_round(new: NewRound) -> None:
+    """Store a round and its plays (inside the write): two statements on the write's
+    connection, the plays in one round trip. The unique keys refuse a round or a card
+    stored twice as they refuse the ORM's rows (``IntegrityError``: RACED)."""
+    connection = db.session.connection()
+    round_id = connection.execute(
+        ROUND_INSERT, {"game_id": new.game_id, "number": new.number, "created_at": utcnow()}
+    ).scalar_one()
+    plays = [
+        {"round_id": round_id, "game_id": new.game_id, "player_id": player_id, "card": card}
+        for player_id, card in new.plays.items()
+    ]
+    connection.execute(PLAY_INSERT, plays)
+
+
+ROUND_INSERT = insert(Round.__table__).returning(Round.__table__.c.id)
+PLAY_INSERT = insert(Play.__table__)
 
 
 def apart() -> bool:

@@ -16,11 +16,11 @@ from sqlalchemy import delete, select
 
 from companion import rules
 from companion.db import db
-from companion.models import Game, PendingCard, Play, Round, RowChoice, Score
+from companion.models import Game, PendingCard, Round, RowChoice, Score
 from companion.play.board import match_view
 from companion.play.correction_diff import unneeded_after
 from companion.state import MatchState, PlayedGame, current_state, score_bulls
-from companion.store import RACED, Change, write_match
+from companion.store import RACED, Change, NewRound, write_match
 from companion.web.access import keep_sent, me, require_player
 from companion.web.htmx import render
 from companion.web.present import field_for
@@ -266,9 +266,8 @@ def keep_hidden(
 
 def complete_round(game: PlayedGame, number: int, hand: dict[int, int]) -> Change:
     """The change that stores the round: every player's card, placed."""
-    plays = [Play(game_id=game.game.id, player_id=seat, card=card) for seat, card in hand.items()]
     return Change(
-        [Round(game_id=game.game.id, number=number, plays=plays)],
+        round=NewRound(game.game.id, number, hand),
         clear_hidden=game.game.id,
         results=number == rules.HAND_SIZE,
     )
