@@ -43,6 +43,7 @@ import argparse
 import http.client
 import os
 import re
+import socket
 import statistics
 import threading
 import time
@@ -106,6 +107,10 @@ class Stream:
                 self.changed.wait(left)
 
     def close(self) -> None:
+        """Close the stream at once: its reader thread holds the response's lock until
+        the next event comes (a heartbeat, seconds later), so the socket goes first."""
+        with suppress(OSError, AttributeError):
+            self.connection.sock.shutdown(socket.SHUT_RDWR)
         self.connection.close()
 
 
