@@ -46,7 +46,8 @@ SCORE_SLOT = "\x00score\x00"  # between the live table and the live score, where
 OOB = ' hx-swap-oob="true"'  # the regions' mark in a poll's answer: swapped by their ids
 REGIONS_SHOWN = Memo("live_regions", 512)  # regions of a table version, by view, level, language
 ENTERED_LINES = Memo("live_entered", 512)  # a version's "Entered:" line, by language, part
-ALL, ENTERED = "all", "entered"  # what a poll answer holds: every live region, or the line
+# What a poll answer holds: every live region, the line alone, or the news and the line.
+ALL, ENTERED, NEWS = "all", "entered", "news"
 
 
 class RegionsShown(NamedTuple):
@@ -93,9 +94,7 @@ def poll(match_id: int):
     etag = f"{version}-{view}-{part}-{level}-{mine}-{get_locale()}"
     if shown_already(etag):
         return "", 304, {"ETag": f'"{etag}"'}
-    html, _form_key = regions(
-        match_id, stamp, request.args.get("table"), request.args.get("form"), view
-    )
+    html = regions(match_id, stamp, request.args.get("table"), request.args.get("form"), view).html
     return make_response(html, 200, {"ETag": f'"{etag}"', "Cache-Control": "no-cache"})
 
 
@@ -105,24 +104,37 @@ def shown_already(etag: str) -> bool:
     return any(tag.split(":")[0] == etag for tag in request.if_none_match)
 
 
-def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> tuple[str, str]:
-    """What a phone showing table version ``shown_table`` and entry form ``shown_form``
-    needs to show the match at ``stamp``: the live regions (or the "Entered:" line alone,
-    at the same table version), its entry forms when they changed, and its poller; with
-    the phone's form key. A poll answers with it, a stream pushes it (``play.push``)."""
+class Update(NamedTuple):
+    """What a phone is sent, its form key, and the input version it then shows."""
+
+    html: str
+    form_key: str
+    inputs: int
+
+
+def regions(
+    match_id: int, stamp: tuple, shown_table, shown_form, view: str, shown_inputs=None
+) -> Update:
+    """What a phone showing table version ``shown_table`` (of input version
+    ``shown_inputs``, when its stream knows it) and entry form ``shown_form`` needs to
+    show the match at ``stamp``: the live regions (the "Entered:" line alone at the same
+    table version; the news above the rows beside it at the same inputs, ``part_for``),
+    its entry forms when they changed, and its poller; with the phone's form key. A poll
+    answers with it, a stream pushes it (``play.push``)."""
     version, table_version, player_token, watch_token = stamp
-    part = ENTERED if shown_table == str(table_version) else ALL
+    replay = partial(current_state, match_id, stamp)
+    part = part_for(shown_table, shown_inputs, table_version, replay)
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
     mine = me(match_id)
-    replay = partial(current_state, match_id, stamp)
-    line = entered_line_shown(match_id, stamp, part, replay)
+    line = entered_line_shown(match_id, stamp, ALL if part == ALL else ENTERED, replay)
     if part == ENTERED:
         shared = line.html
     else:
-        shown = regions_shown(
-            match_id, stamp, level, view, replay, lambda: match_view(replay(), view)
-        )
+        context = lambda: match_view(replay(), view)  # noqa: E731
+        shown = regions_shown(match_id, stamp, level, view, replay, context, part == NEWS)
         shared = filled(shown, line).replace(SCORE_SLOT, "")
+        if part == NEWS:
+            shared += line.html
     form_key = phone_form_key(line.table_key, level, mine, line.entered, line.repeated)
     changed_form = view == "match" and shown_form != form_key
     entry = entry_forms(replay()) if changed_form else ""
@@ -136,19 +148,35 @@ def regions(match_id: int, stamp: tuple, shown_table, shown_form, view: str) -> 
             view=view,
         )
     )
-    return shared + entry + poller, form_key
+    return Update(shared + entry + poller, form_key, replay().input_version)
 
 
-def regions_shown(match_id: int, stamp: tuple, level, view: str, replay, context) -> RegionsShown:
-    """The live regions of the table version in ``stamp`` as phones at ``level`` see them,
-    in this language: rendered from ``context()``, the ``view`` of ``replay()``, by the
-    first who asks, shared after."""
+def part_for(shown_table, shown_inputs, table_version: int, replay) -> str:
+    """What of the live regions a phone needs: the "Entered:" line alone when it shows
+    the current table version (only hidden cards changed); the news above the rows
+    (``_live_news.html``) and the line when it shows the same inputs of an open game,
+    whose derived rows show nowhere else (a round's luck: the chance said beside an
+    improbable take; ``derived.play_luck.seen_at_table``), a fifth of the render
+    (issue 59); else all of them."""
+    if shown_table == str(table_version):
+        return ENTERED
+    if shown_inputs is not None and shown_inputs == replay().input_version and replay().current:
+        return NEWS
+    return ALL
+
+
+def regions_shown(
+    match_id: int, stamp: tuple, level, view: str, replay, context, news: bool = False
+) -> RegionsShown:
+    """The live regions of the table version in ``stamp`` (or their ``news`` alone) as
+    phones at ``level`` see them, in this language: rendered from ``context()``, the
+    ``view`` of ``replay()``, by the first who asks, shared after."""
     _version, table_version, player_token, _watch_token = stamp
     # A row choice looks two ways to players' phones: the chooser's (and the phone
     # for everybody's) with its buttons, another player's with them behind a tap.
     others = level == PLAYER and others_choice(replay(), me(match_id))
-    key = (match_id, player_token, table_version, view, level, str(get_locale()), others)
-    return REGIONS_SHOWN.through(key, lambda: render_regions(context()))
+    key = (match_id, player_token, table_version, view, level, str(get_locale()), others, news)
+    return REGIONS_SHOWN.through(key, lambda: render_regions(context(), news))
 
 
 def entered_line_shown(match_id: int, stamp: tuple, part: str, replay) -> EnteredLine:
@@ -191,13 +219,15 @@ def table_view(match_id: int):
     )
 
 
-def render_regions(context: dict) -> RegionsShown:
+def render_regions(context: dict, news: bool = False) -> RegionsShown:
     """Render the live regions of a table version (``context``, a state's ``match_view``),
-    with slots for the CSRF token and for the "Entered:" line, the only part that
-    changes with hidden cards. Nothing in them is a phone's own (its "I am", its cards
-    sent) but what ``regions_shown`` keys them by, so any phone's context will do."""
+    or their ``news`` alone, with slots for the CSRF token and for the "Entered:" line,
+    the only part that changes with hidden cards. Nothing in them is a phone's own (its
+    "I am", its cards sent) but what ``regions_shown`` keys them by, so any phone's
+    context will do."""
     slots = {"csrf": CSRF_SLOT, "entered_slot": ENTERED_SLOT, "score_slot": SCORE_SLOT}
-    html = compact(render("matches/live.html", **context, form={}, errors={}, **slots))
+    template = "matches/_live_news.html" if news else "matches/live.html"
+    html = compact(render(template, **context, form={}, errors={}, news_oob=news, **slots))
     return RegionsShown(html, CSRF_SLOT in html)
 
 

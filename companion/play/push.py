@@ -4,7 +4,9 @@
 the page). When the match changes, in whatever process, server or command it was
 written (``companion.storage.feed``), the stream sends what the page's poll would have got:
 the live regions, shared by every phone of the table at that version, and this phone's
-own entry forms only when what it can enter changed (a card being typed survives).
+own entry forms only when what it can enter changed (a card being typed survives). The
+stream also knows the inputs it last sent: when only derived rows changed since, in an
+open game (a round's luck saying a chance), it sends the news above the rows alone.
 
 Each event's id says what the phone now shows (version, table version, form key):
 EventSource sends it back as Last-Event-ID when it reconnects, and the stream goes on
@@ -94,6 +96,7 @@ def event_stream(app: Flask, environ: dict, stream, shown: Shown, view: str):
     """
     yield f"retry: {RETRY_MS}\n\n"
     heartbeat = float(app.config["LIVE_HEARTBEAT"])
+    inputs = None  # the input version of what this stream sent (a reconnect knows none)
     while True:
         stamp = stream.changed(whole(shown.version), heartbeat)
         if stream.ended:  # the server stops: the phone reconnects at once, elsewhere
@@ -107,9 +110,9 @@ def event_stream(app: Flask, environ: dict, stream, shown: Shown, view: str):
             yield ALIVE
             continue
         with app.request_context(environ):
-            html, form_key = regions(stream.match_id, stamp, shown.table, shown.form, view)
-        shown = Shown(str(stamp[0]), str(stamp[1]), form_key)
-        yield message("change", html, shown.event_id)
+            update = regions(stream.match_id, stamp, shown.table, shown.form, view, inputs)
+        shown, inputs = Shown(str(stamp[0]), str(stamp[1]), update.form_key), update.inputs
+        yield message("change", update.html, shown.event_id)
 
 
 def whole(text: str | None) -> int | None:

@@ -161,6 +161,31 @@ def test_your_turn_comes_in_the_same_push_with_a_short_vibration(browser, served
         expect(tv.locator(".choosing")).to_contain_text("Anna")
 
 
+def test_a_rounds_improbable_take_gets_its_chance_in_a_push_of_the_news_alone(
+    browser, served, tmp_path
+):
+    """Issue 59: the luck of an open game's round shows only as the chance said in its
+    summary, and the stream sends that part alone, swapped out of band into the phone's
+    and the TV's live table: Ben's 17 took row 1 because the one card between (16) came,
+    about a 2 % chance. The rows the round's push brought stay the same element."""
+    _server, port = served(**NO_POLL)
+    base = f"http://127.0.0.1:{port}"
+    app = database_app(tmp_path)
+    _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
+    with live_pages(browser, base, app, match_id) as (phone, tv):
+        for cards in ([13, 25, 41], [14, 26, 42], [15, 27, 43]):  # no row taken
+            enter_round(sender, match_id, ids, cards)
+            for page in (phone, tv):
+                expect(shows_step(page, "Cleo", cards[2])).to_be_visible()
+        enter_round(sender, match_id, ids, [16, 17, 44])
+        for page in (phone, tv):
+            expect(shows_step(page, "Ben", 17)).to_be_visible()
+            page.locator(".live-rows").evaluate("rows => rows.dataset.pushed = 'round'")
+        for page in (phone, tv):
+            expect(shows_step(page, "Ben", 17).locator(".summary-chance")).to_contain_text("2")
+            expect(page.locator(".live-rows")).to_have_attribute("data-pushed", "round")
+
+
 # An EventSource whose open event never reaches the page (as WebKit's once did: open,
 # readyState 1, no open event 30 s on): handlers set with onopen are dropped.
 NO_OPEN_EVENT = """

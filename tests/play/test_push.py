@@ -10,6 +10,7 @@ import pytest
 from driver import add_players, enter_round, i_am, phone, start_game, start_match, tokens
 from itsdangerous import URLSafeTimedSerializer
 
+from companion import store
 from companion.db import db
 from companion.models import Match
 from companion.play import push
@@ -376,3 +377,53 @@ def test_past_the_address_bound_over_many_matches_the_oldest_stream_closes(app, 
     finally:
         for stream in [other, *flood]:
             stream.close()
+
+
+def change_at(stream: Stream, version: int) -> dict:
+    """The first change that brings ``version`` or a later one."""
+    while int((change := stream.next_change())["id"].split(" ")[0]) < version:
+        pass
+    return change
+
+
+def luck(app, match_id) -> None:
+    """The round's luck, as the background process writes it."""
+    with app.app_context():
+        store.luck_after(match_id)
+
+
+@pytest.mark.app_config(LIVE_PUSH=True, LIVE_HEARTBEAT=BEAT, LUCK_APART=True)
+def test_a_rounds_luck_that_says_a_chance_is_pushed_as_the_news_alone(app, client):
+    """Issue 59: a stream knows the inputs its phone shows. The luck of a round of the
+    open game changes nothing of them; what it shows is the chance said in the round's
+    summary, so the phone gets the news above the rows and its "Entered:" line, not the
+    rows and the score rendered again: Anna's 15 took row 1 with a 1 % chance."""
+    anna, ben = add_players(client, "Anna", "Ben")
+    match_id = start_match(client, [anna, ben])
+    assert start_game(client, match_id, [10, 50, 70, 90]).status_code == 303
+    other = player(app, match_id)
+    for cards in ([11, 51], [12, 52], [13, 53]):
+        assert enter_round(other, match_id, {anna: cards[0], ben: cards[1]}).status_code == 303
+        luck(app, match_id)
+    i_am(client, match_id, anna)
+    version, table_version = versions_of(app, match_id)
+    stream = Stream(client, f"/matches/{match_id}/events?since={version}&table={table_version}")
+    try:
+        assert enter_round(other, match_id, {anna: 15, ben: 14}).status_code == 303
+        placed = change_at(stream, version + 1)["data"]
+        assert 'id="live-table"' in placed and 'id="live-score"' in placed
+        assert "chance" not in placed  # its luck is not figured yet
+        luck(app, match_id)
+        news = change_at(stream, version + 2)
+        assert news["id"].split(" ")[:2] == [str(version + 2), str(table_version + 2)]
+        assert re.search(r'<div class="live-news" id="live-news" hx-swap-oob="true">', news["data"])
+        assert "— a 1% chance" in news["data"] and 'id="entered"' in news["data"]
+        assert "live-table" not in news["data"] and "live-score" not in news["data"]
+    finally:
+        stream.close()
+    # A phone that polls, or reconnects, knows no inputs: every region, the chance within.
+    status_page = client.get(
+        f"/matches/{match_id}/live?since={version}&table={table_version}",
+        headers={"HX-Request": "true"},
+    ).get_data(as_text=True)
+    assert 'id="live-table"' in status_page and "— a 1% chance" in status_page
