@@ -105,23 +105,33 @@ def shown_already(etag: str) -> bool:
 
 
 class Update(NamedTuple):
-    """What a phone is sent, its form key, and the input version it then shows."""
+    """What a phone is sent, the form key and the input version it then shows, and the
+    form key of entry forms it is sent next (``forms_apart``)."""
 
     html: str
     form_key: str
     inputs: int
+    form_next: str | None = None
 
 
 def regions(
-    match_id: int, stamp: tuple, shown_table, shown_form, view: str, shown_inputs=None
+    match_id: int,
+    stamp: tuple,
+    shown_table,
+    shown_form,
+    view: str,
+    shown_inputs=None,
+    forms_apart: bool = False,
 ) -> Update:
     """What a phone showing table version ``shown_table`` (of input version
     ``shown_inputs``, when its stream knows it) and entry form ``shown_form`` needs to
     show the match at ``stamp``: the live regions (the "Entered:" line alone at the same
     table version; the news above the rows beside it at the same inputs, ``part_for``),
     its entry forms when they changed, and its poller; with the phone's form key. A poll
-    answers with it, a stream pushes it (``play.push``)."""
-    version, table_version, player_token, watch_token = stamp
+    answers with it, a stream pushes it (``play.push``). ``forms_apart``: entry forms
+    that changed are left for ``forms_after``, so what happened reaches the phone first
+    (a stream's two events)."""
+    _version, table_version, player_token, watch_token = stamp
     replay = partial(current_state, match_id, stamp)
     part = part_for(shown_table, shown_inputs, table_version, replay)
     level = level_for(player_token, watch_token, session.get(LINKS, {}).get(str(match_id)))
@@ -137,8 +147,24 @@ def regions(
             shared += line.html
     form_key = phone_form_key(line.table_key, level, mine, line.entered, line.repeated)
     changed_form = view == "match" and shown_form != form_key
+    inputs = replay().input_version
+    if changed_form and forms_apart and shown_form is not None:
+        shown_poller = poller(match_id, stamp, shown_form, view)
+        return Update(shared + shown_poller, shown_form, inputs, form_key)
     entry = entry_forms(replay()) if changed_form else ""
-    poller = compact(
+    return Update(shared + entry + poller(match_id, stamp, form_key, view), form_key, inputs)
+
+
+def forms_after(match_id: int, stamp: tuple, form_key: str) -> str:
+    """This phone's entry forms at ``stamp`` and its poller, once ``regions`` left them
+    (``forms_apart``): the second event of a stream's change."""
+    return entry_forms(current_state(match_id, stamp)) + poller(match_id, stamp, form_key, "match")
+
+
+def poller(match_id: int, stamp: tuple, form_key: str, view: str) -> str:
+    """The phone's poller: what it shows, for the poll that follows when no stream does."""
+    version, table_version, _player_token, _watch_token = stamp
+    return compact(
         render(
             "matches/_poll.html",
             match_id=match_id,
@@ -148,7 +174,6 @@ def regions(
             view=view,
         )
     )
-    return Update(shared + entry + poller, form_key, replay().input_version)
 
 
 def part_for(shown_table, shown_inputs, table_version: int, replay) -> str:

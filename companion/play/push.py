@@ -4,7 +4,8 @@
 the page). When the match changes, in whatever process, server or command it was
 written (``companion.storage.feed``), the stream sends what the page's poll would have got:
 the live regions, shared by every phone of the table at that version, and this phone's
-own entry forms only when what it can enter changed (a card being typed survives). The
+own entry forms only when what it can enter changed (a card being typed survives), in an
+event of their own after the regions: every phone gets what happened first. The
 stream also knows the inputs it last sent: when only derived rows changed since, in an
 open game (a round's luck saying a chance), it sends the news above the rows alone.
 
@@ -18,12 +19,13 @@ answers 204, and the page polls as before.
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 from flask import Flask, Response, abort, current_app, request
 
 from companion.models import MAX_ID
-from companion.play.live import regions, view_named
+from companion.play.live import forms_after, regions, view_named
 from companion.rules import whole_number
 from companion.store import stamp_feed
 
@@ -110,9 +112,15 @@ def event_stream(app: Flask, environ: dict, stream, shown: Shown, view: str):
             yield ALIVE
             continue
         with app.request_context(environ):
-            update = regions(stream.match_id, stamp, shown.table, shown.form, view, inputs)
+            update = regions(stream.match_id, stamp, shown.table, shown.form, view, inputs, True)
         shown, inputs = Shown(str(stamp[0]), str(stamp[1]), update.form_key), update.inputs
         yield message("change", update.html, shown.event_id)
+        if update.form_next is not None:
+            time.sleep(0)  # the other phones' news first (a green thread's turn), then forms
+            with app.request_context(environ):
+                html = forms_after(stream.match_id, stamp, update.form_next)
+            shown = shown._replace(form=update.form_next)
+            yield message("change", html, shown.event_id)
 
 
 def whole(text: str | None) -> int | None:

@@ -208,6 +208,9 @@ def test_a_reconnect_goes_on_from_the_last_event_id(app, client, table):
 
 @PUSH
 def test_the_entry_form_comes_only_when_what_the_phone_can_enter_changed(app, client, table):
+    """... and in an event of its own after the regions (issue 59): the round placed
+    reaches the phone before its form for the next one is rendered; each event's id
+    says the form the phone then shows, and the second's poller polls for the new one."""
     (anna, ben, cleo), match_id = table
     i_am(client, match_id, anna)
     version, table_version = versions_of(app, match_id)
@@ -223,7 +226,14 @@ def test_the_entry_form_comes_only_when_what_the_phone_can_enter_changed(app, cl
         assert enter_round(other, match_id, {ben: 42}).status_code == 303
         assert 'id="entry"' not in stream.next_change()["data"]  # Anna still types hers
         assert enter_round(other, match_id, {anna: 41, cleo: 43}).status_code == 303
-        assert 'id="entry"' in stream.next_change()["data"]  # the round is placed
+        placed = stream.next_change()  # the round is placed
+        assert 'id="live-table"' in placed["data"] and 'id="entry"' not in placed["data"]
+        assert placed["id"].split(" ")[2] == form_key and f"form={form_key}" in placed["data"]
+        forms = stream.next_change()
+        assert forms["id"].split(" ")[:2] == placed["id"].split(" ")[:2]  # the same version
+        new_key = re.search(r'id="entry" data-form-key="([^"]+)"', forms["data"]).group(1)
+        assert new_key != form_key and forms["id"].split(" ")[2] == new_key
+        assert "live-table" not in forms["data"] and f"form={new_key}" in forms["data"]
     finally:
         stream.close()
 
