@@ -206,7 +206,7 @@ class Change:
 
     rows: list = field(default_factory=list)  # new rows (ORM objects)
     # A round's cards, stored by two statements rather than the ORM's unit of work: the
-    # table's most frequent write, at a fifth of the CPU (issue 59).
+    # table's most frequent write, its rows at a quarter of the CPU (issue 59).
     round: NewRound | None = None
     deletes: list = field(default_factory=list)  # DELETE statements (an undo)
     statements: list = field(default_factory=list)  # any other statement (new links)

@@ -122,13 +122,14 @@ def seen_at_table(luck: GameLuck) -> bool:
     if luck.placed not in luck.numbers:
         return False  # the newest round's rows stay as they are
     newest = PlayLuck.game_id == luck.game_id, PlayLuck.round_number == luck.placed
-    kept = said_chances(db.session.execute(select(*COLUMNS).where(*newest)))
+    kept_rows = select(PlayLuck.card, PlayLuck.chance, PlayLuck.bulls).where(*newest)
+    kept = said_chances(db.session.execute(kept_rows))
     return said_chances(row for row in luck.rows if row.round_number == luck.placed) != kept
 
 
 def said_chances(rows: Iterable) -> frozenset[tuple[int, float]]:
-    """The chances a round's summary says of its rows (``LuckRow``'s columns): each
-    improbable take's, by card (``web.present.with_chances``)."""
+    """The chances a round's summary says of its rows (each with ``card``, ``chance`` and
+    ``bulls``): each improbable take's, by card (``web.present.with_chances``)."""
     return frozenset(
         (row.card, row.chance) for row in rows if row.bulls and row.chance <= rules.IMPROBABLE
     )

@@ -181,8 +181,8 @@ def part_for(shown_table, shown_inputs, table_version: int, replay) -> str:
     the current table version (only hidden cards changed); the news above the rows
     (``_live_news.html``) and the line when it shows the same inputs of an open game,
     whose derived rows show nowhere else (a round's luck: the chance said beside an
-    improbable take; ``derived.play_luck.seen_at_table``), a fifth of the render
-    (issue 59); else all of them."""
+    improbable take; ``derived.play_luck.seen_at_table``), 1.9 ms of the server's CPU
+    against 3.1 for every region (issue 59); else all of them."""
     if shown_table == str(table_version):
         return ENTERED
     if shown_inputs is not None and shown_inputs == replay().input_version and replay().current:
