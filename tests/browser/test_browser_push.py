@@ -167,12 +167,14 @@ def test_a_rounds_improbable_take_gets_its_chance_in_a_push_of_the_news_alone(
     """Issue 59: the luck of an open game's round shows only as the chance said in its
     summary, and the stream sends that part alone, swapped out of band into the phone's
     and the TV's live table: Ben's 17 took row 1 because the one card between (16) came,
-    about a 2 % chance. The rows the round's push brought stay the same element."""
-    _server, port = served(**NO_POLL)
-    base = f"http://127.0.0.1:{port}"
+    about a 2 % chance. The rows the round's push brought stay the same element. The
+    phone and the TV at a home network's address (no secure context); the sender posts
+    on loopback."""
+    _server, port = served(COMPANION_TRUSTED_HOSTS=LAN_HOST, **NO_POLL)
     app = database_app(tmp_path)
-    _client, ids, match_id, [sender] = joined(app, base, 1, FormPhone)
-    with live_pages(browser, base, app, match_id) as (phone, tv):
+    _client, ids, match_id, [sender] = joined(app, f"http://127.0.0.1:{port}", 1, FormPhone)
+    with live_pages(browser, f"http://{LAN_HOST}:{port}", app, match_id) as (phone, tv):
+        assert phone.evaluate("isSecureContext") is False
         for cards in ([13, 25, 41], [14, 26, 42], [15, 27, 43]):  # no row taken
             enter_round(sender, match_id, ids, cards)
             for page in (phone, tv):
