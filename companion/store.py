@@ -285,8 +285,11 @@ def store(state: MatchState, change: Change) -> str:
                 insert_round(change.round)
             if not state.games and any(isinstance(row, Game) for row in change.rows):
                 raise_versions(rematched(match_id))
+            after = (
+                after_write(state, change.hidden) if adds_to_the_open_game(state, change) else None
+            )
             finished = (change.results or bool(change.replay)) and refresh_results(
-                match_id, state.player_ids, change.replay, statistics=not apart()
+                match_id, state.player_ids, change.replay, statistics=not apart(), written=after
             )
             if change.replay:
                 drop_stale_luck(change.replay)
@@ -295,9 +298,6 @@ def store(state: MatchState, change: Change) -> str:
                 bool(change.replay) or plays_cards(match_id)
             )
             game_review.drop(match_id, change.replay, last=change.results)
-            after = (
-                after_write(state, change.hidden) if adds_to_the_open_game(state, change) else None
-            )
     except IntegrityError:
         return RACED
     if after is not None:

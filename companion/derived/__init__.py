@@ -242,19 +242,26 @@ def rate_imported(connection: Connection, after_id: int) -> None:
 
 
 def refresh_results(
-    match_id: int, player_ids: list[int], corrected: Sequence[int] = (), statistics: bool = True
+    match_id: int,
+    player_ids: list[int],
+    corrected: Sequence[int] = (),
+    statistics: bool = True,
+    written: MatchState | None = None,
 ) -> bool:
     """After a write that may finish or reopen a game (inside it): the last game's
     results, and those of games a correction changed, replayed once; the figures of
     corrected games dropped; the match's statistics brought in line, or left to a write
     of their own when not ``statistics`` (``statistics_stale`` then says so). True when
-    the match is over now."""
-    replayed = replay_results(match_id, player_ids, corrected)
+    the match is over now. ``written``: the match as a write that added to its open game
+    alone replayed it (``state.after_write``): its last game is not replayed again, nor
+    its stored results read for whether the match is over (a game's last round)."""
+    last = written.games[-1] if written is not None else None
+    replayed = replay_results(match_id, player_ids, corrected, last)
     if corrected:  # the same bulls may come from other placements: figures anew
         delete_rows(match_id, list(corrected))
     if statistics:
         refresh_match(match_id, replayed)
-    return match_over(match_id, player_ids)
+    return written.over if written is not None else match_over(match_id, player_ids)
 
 
 def match_over(match_id: int, player_ids: Sequence[int]) -> bool:
@@ -375,7 +382,7 @@ def rebuild_results(state: MatchState, check: bool, echo) -> int:
             differing += 1
             echo(f"match {state.match.id} game {game.number}: stored {stored}, replayed {wanted}")
             if not check:
-                put_results(game, wanted)
+                put_results(game.game.id, wanted)
     return differing
 
 
