@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import Select, case, delete, func, insert, or_, select
+from sqlalchemy import Select, bindparam, case, delete, func, insert, or_, select
 
 from companion.db import db
 from companion.derived.audit import match_problem
@@ -42,6 +42,9 @@ COLUMNS = (
     ReviewCard.row_loss,
     ReviewCard.row_noise,
 )
+
+# A game's kept rows, the statement built once (the game's end reads it on every page).
+KEPT = select(*COLUMNS).where(ReviewCard.game_id == bindparam("game_id"))
 
 
 class Reviewed(NamedTuple):
@@ -205,9 +208,11 @@ def drop(match_id: int, game_ids: Sequence[int], last: bool) -> None:
 
 def read(game: PlayedGame) -> Reviewed | None:
     """A finished card game's review as kept, or None while it is not figured."""
-    query = select(*COLUMNS).where(ReviewCard.game_id == game.game.id)
-    rows = {(row[0], row[1], row[2]): row for row in db.session.execute(query)}
-    if not rows or not game.finished:
+    if not game.finished:
+        return None
+    kept = db.session.connection().execute(KEPT, {"game_id": game.game.id})
+    rows = {(row[0], row[1], row[2]): row for row in kept}
+    if not rows:
         return None
     rounds = placed_rounds(game)
     hands = review.hands(rounds)

@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import Select, case, delete, func, insert, select
+from sqlalchemy import Select, bindparam, case, delete, func, insert, select
 
 from companion import rules
 from companion.db import db
@@ -373,12 +373,22 @@ def pending_rounds(game: PlayedGame, kept: dict[int, list[LuckRow]]) -> set[int]
     return set(stale_rounds(game, kept)) | {number for number in kept if number > placed}
 
 
+# What the match pages read of the luck, statements built once: a page's render reads
+# them, and SQLAlchemy then skips building and keying them (issue 59).
+ROUND_CHANCES = select(PlayLuck.card, PlayLuck.chance).where(
+    PlayLuck.game_id == bindparam("game_id"), PlayLuck.round_number == bindparam("number")
+)
+FINISHED_LUCK = (
+    select(LuckPlayer.player_id, func.sum(LuckPlayer.expected), func.sum(LuckPlayer.bulls))
+    .where(LuckPlayer.game_id.in_(bindparam("game_ids", expanding=True)))
+    .group_by(LuckPlayer.player_id)
+)
+
+
 def round_chances(game_id: int, number: int) -> dict[int, float]:
     """A placed round's chance of taking a row, by card, as stored ({} when not yet)."""
-    query = select(PlayLuck.card, PlayLuck.chance).where(
-        PlayLuck.game_id == game_id, PlayLuck.round_number == number
-    )
-    return dict(db.session.execute(query).all())
+    values = {"game_id": game_id, "number": number}
+    return dict(db.session.connection().execute(ROUND_CHANCES, values).all())
 
 
 def complete_games(among) -> Select:
@@ -392,14 +402,10 @@ def finished_luck(game_ids: Sequence[int]) -> dict[int, rules.PlayerLuck]:
     """Each player's expected bulls and bulls taken over these finished card games, as
     stored, by player id; only games whose every round is figured with whole hands (a game
     an import brought counts once the background has figured it)."""
-    query = (
-        select(LuckPlayer.player_id, func.sum(LuckPlayer.expected), func.sum(LuckPlayer.bulls))
-        .where(LuckPlayer.game_id.in_(game_ids))
-        .group_by(LuckPlayer.player_id)
-    )
+    rows = db.session.connection().execute(FINISHED_LUCK, {"game_ids": list(game_ids)})
     return {
         player_id: rules.PlayerLuck(player_id, float(expected), int(bulls))
-        for player_id, expected, bulls in db.session.execute(query)
+        for player_id, expected, bulls in rows
     }
 
 

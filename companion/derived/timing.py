@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from companion import rules
 from companion.db import db
@@ -92,30 +92,38 @@ def timeline(created_at: datetime, games: Sequence[GameTimes]) -> MatchTimes:
     return MatchTimes(whole, spans)
 
 
+# The timestamps of some matches, statements built once: the game's end reads them on
+# every page, and SQLAlchemy then skips building and keying them (issue 59).
+MATCH_IDS = bindparam("match_ids", expanding=True)
+GAMES = (
+    select(Game.match_id, Game.id, Game.number, Game.mode, Game.created_at)
+    .where(Game.match_id.in_(MATCH_IDS))
+    .order_by(Game.match_id, Game.number)
+)
+ROUNDS = (
+    select(Round.game_id, Round.created_at)
+    .join(Game, Game.id == Round.game_id)
+    .where(Game.match_id.in_(MATCH_IDS))
+    .order_by(Round.game_id, Round.number)
+)
+CREATED = select(Match.id, Match.created_at).where(Match.id.in_(MATCH_IDS))
+
+
 def match_times(match_ids: Sequence[int], finished_only: bool = True) -> dict[int, MatchTimes]:
-    """The timelines of some matches, counting their finished games only (two queries).
+    """The timelines of some matches, counting their finished games only (three queries).
 
     A score-only game is finished once entered, a cards game with its last round
     (``rules.HAND_SIZE``); with ``finished_only`` off, a game being played counts too.
     """
     if not match_ids:
         return {}
-    games = select(Game.match_id, Game.id, Game.number, Game.mode, Game.created_at).where(
-        Game.match_id.in_(match_ids)
-    )
     connection = db.session.connection()
-    rows = connection.execute(games.order_by(Game.match_id, Game.number)).all()
+    values = {"match_ids": list(match_ids)}
+    rows = connection.execute(GAMES, values).all()
     rounds: dict[int, list[datetime]] = {}
-    query = (
-        select(Round.game_id, Round.created_at)
-        .join(Game, Game.id == Round.game_id)
-        .where(Game.match_id.in_(match_ids))
-        .order_by(Round.game_id, Round.number)
-    )
-    for game_id, moment in connection.execute(query):
+    for game_id, moment in connection.execute(ROUNDS, values):
         rounds.setdefault(game_id, []).append(moment)
-    query = select(Match.id, Match.created_at).where(Match.id.in_(match_ids))
-    created = dict(connection.execute(query).all())
+    created = dict(connection.execute(CREATED, values).all())
     per_match: dict[int, list[GameTimes]] = {}
     for match_id, game_id, number, mode, created_at in rows:
         times = GameTimes(number, mode, created_at, tuple(rounds.get(game_id, ())))
