@@ -3,7 +3,10 @@ screen, and the form keys that tell a live poll when a phone's entry form change
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from babel.lists import format_list
+from flask import url_for
 from flask_babel import get_locale
 from sqlalchemy import select
 
@@ -54,7 +57,7 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "bgstats": bgstats_link(state, times) if times else None,
         "times": times,
         **(standings_view(state) if view == "table" and finished and not current else {}),
-        "correctable": correctable(state),
+        "correctable": correct_links(state),
         "rematch_begun": state.over and rematch_begun(state.match),
         # Before the first game the TV shows phones how to join, from across the room;
         # so does a TV that followed a rematch, for a phone that left.
@@ -95,6 +98,41 @@ def correctable(state: MatchState) -> list[tuple[int, int]]:
     games = [game for game in (state.current, last) if game and game.game.mode == "cards"]
     placed = [(game.number, rounds_placed(game)) for game in games]
     return [(number, rounds) for number, rounds in placed if rounds > 0]
+
+
+class CorrectGame(NamedTuple):
+    """A game of the "correct a round" list: its number, and each placed round's number,
+    address and label."""
+
+    number: int
+    rounds: list[tuple[int, str, str]]
+
+
+def correct_links(state: MatchState) -> list[CorrectGame]:
+    """The "correct a round" list (``correctable``), its links made here: the label
+    translated once and formatted for each round, not a translation and a format per
+    link in the template (a quarter of the live regions' render at a table of ten, with
+    nineteen links; issue 59)."""
+    label = gettext("Correct round %(round)d of game %(game)d")
+    return [
+        CorrectGame(
+            game,
+            [
+                (
+                    number,
+                    correct_address(state.match.id, game, number),
+                    label % {"round": number, "game": game},
+                )
+                for number in range(1, placed + 1)
+            ],
+        )
+        for game, placed in correctable(state)
+    ]
+
+
+def correct_address(match_id: int, game: int, number: int) -> str:
+    """Where a round's correction is typed."""
+    return url_for("play.correct_form", match_id=match_id, game=game, number=number)
 
 
 def rounds_placed(game: PlayedGame) -> int:
