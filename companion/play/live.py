@@ -15,7 +15,6 @@ for the token (its forms' ``csrf``), which each phone's answer fills with its ow
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import NamedTuple
 
@@ -36,9 +35,6 @@ from companion.state import MatchState, current_state, match_stamp
 from companion.web.access import LINKS, PLAYER, access, level_for, me
 from companion.web.htmx import render
 
-# Runs of whitespace between and inside tags, left by template indentation: collapsed
-# once in each live piece, for it also travels in event streams, which go uncompressed.
-WHITESPACE_RUN = re.compile(r"\s{2,}")
 CSRF_SLOT = "\x00csrf\x00"  # the token a shared render's forms carry: each phone's own
 ENTERED_SLOT = "\x00entered\x00"  # stands for a version's "Entered:" line in the regions
 SCORE_SLOT = "\x00score\x00"  # between the live table and the live score, where a page
@@ -228,8 +224,12 @@ def page_regions(state: MatchState, context: dict) -> PageRegions:
 
 
 def compact(html: str) -> str:
-    """The HTML with every run of whitespace made one space."""
-    return WHITESPACE_RUN.sub(" ", html)
+    """The HTML with every run of ASCII whitespace made one space, none at its ends: the
+    runs between and inside tags that template indentation leaves, collapsed once in each
+    live piece, for it also travels in event streams, which go uncompressed. The bytes'
+    split, which leaves a no-break space alone ("11\u00a0bulls", French punctuation), at
+    a third of a regular expression's CPU (issue 59)."""
+    return b" ".join(html.encode().split()).decode()
 
 
 def view_named(name: str | None) -> str:
