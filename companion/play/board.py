@@ -266,7 +266,7 @@ def shown_round(game: PlayedGame | None, name) -> present.RoundView | None:
     row choice (its too-low card is always the round's first, so nothing is placed yet)."""
     if game is None or game.pending is not None or game.last_round is None:
         return None
-    steps = present.step_views(game.last_round.steps, name)
+    steps = present.step_views(game.last_round.steps, name, explained=False)
     chances = round_chances(game.game.id, game.rounds_played)
     return present.round_view(game.rounds_played, present.with_chances(steps, chances))
 

@@ -31,7 +31,7 @@ class StepView(NamedTuple):
     action: str  # rules.PLACED, rules.SIXTH or rules.TOO_LOW
     taken: tuple[int, ...]
     bulls: int
-    text: str
+    text: str  # its explanation ("" in a summary: ``step_views``)
     # A take's chance of happening, when it was improbable (``rules.IMPROBABLE`` or less).
     chance: float | None = None
 
@@ -133,8 +133,14 @@ class RoundView(NamedTuple):
         return tuple(sorted({step.row for step in self.steps}))
 
 
-def step_views(steps: Iterable[rules.Step], name: Name = str) -> list[StepView]:
-    """Return the steps with names, bulls and the explanation in the page's language."""
+def step_views(
+    steps: Iterable[rules.Step], name: Name = str, explained: bool = True
+) -> list[StepView]:
+    """Return the steps with names, bulls and, when ``explained``, the explanation in the
+    page's language (a round's page, the resolver). The match pages' round summary says
+    what each card did in words of its own and leaves the explanations to its "Why?"
+    link: without them, a table's render of a round does not translate and format ten
+    explanations it never shows (issue 59)."""
     return [
         StepView(
             player=name(step.player),
@@ -144,7 +150,9 @@ def step_views(steps: Iterable[rules.Step], name: Name = str) -> list[StepView]:
             action=step.action,
             taken=step.taken,
             bulls=step.bulls,
-            text=rules.explain(step, name=name, gettext=gettext, ngettext=ngettext),
+            text=rules.explain(step, name=name, gettext=gettext, ngettext=ngettext)
+            if explained
+            else "",
         )
         for step in steps
     ]
