@@ -674,3 +674,10 @@ def test_before_the_first_game_the_tv_shows_how_phones_join(client, app, trio):
     assert start_game(client, match_id, [12, 24, 37, 40]).status_code == 303
     for url in (f"/matches/{match_id}/table", f"/matches/{match_id}/live?view=table"):
         assert "table-join" not in watching.get(url).get_data(as_text=True)
+
+
+def test_a_live_piece_loses_its_runs_of_spaces_and_keeps_its_no_break_spaces():
+    # Template indentation goes (the pieces travel uncompressed in event streams); a
+    # no-break space is text: "11 bulls" must not break, French puts one before ":".
+    html = '\n  <p class="a">\n\tAnna 45:\u00a0took row 4, 11\u00a0bulls \u00a0</p>\n\n'
+    assert live.compact(html) == '<p class="a"> Anna 45:\u00a0took row 4, 11\u00a0bulls \u00a0</p>'
