@@ -13,6 +13,7 @@ PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 32, 70, 10, 24
 LETTER_EM = 0.7
 LABEL_SHARE = 0.45
 LABEL_SIZE = 10  # the labels' font size in the chart's units (chart.css; the TV's: tv.css)
+LABEL_LINE = 1.25  # an end label's line (its text's box on screen), in its font size
 SERIES = 10  # distinct line classes (.series-0 ... .series-9) with dash patterns too
 
 
@@ -108,22 +109,31 @@ def line_chart(
         scale.line(fitted(label, letters), [0, *values], number)
         for number, (label, values) in enumerate(zip(labels, series, strict=True))
     ]
-    spread_labels(lines)
+    spread_labels(lines, label_size * LABEL_LINE)
     step = max(1, top // 4)
     y_ticks = [(scale.y(value), value) for value in range(0, top + 1, step)]
     x_ticks = [(scale.x(index), index) for index in range(1, count + 1)]
     return framed(lines, y_ticks, x_ticks, scale.y(limit) if limit else None, right)
 
 
-def spread_labels(lines: list[Line], gap: float = 11) -> None:
-    """Move end labels apart vertically so names at equal totals stay readable."""
+def spread_labels(lines: list[Line], gap: float = LABEL_SIZE * LABEL_LINE) -> None:
+    """Move end labels apart vertically so names at equal or close totals stay readable:
+    ``gap`` (a label's line) from one to the next, or as much as the picture's height has
+    for them all; none above its top nor below its foot, from where they move up together."""
+    top, foot = gap * 0.6, HEIGHT - gap  # a label's line inside the picture
+    if len(lines) > 1:
+        gap = min(gap, (foot - top) / (len(lines) - 1))
     order = sorted(range(len(lines)), key=lambda i: lines[i].end_y)
-    previous = None
+    ends: list[float] = []
     for index in order:
-        line = lines[index]
-        if previous is not None and line.end_y - previous < gap:
-            lines[index] = line._replace(end_y=round(previous + gap, 1))
-        previous = lines[index].end_y
+        end = max(lines[index].end_y, top)
+        ends.append(end if not ends or end - ends[-1] >= gap else ends[-1] + gap)
+    lowest = foot
+    for place in reversed(range(len(ends))):
+        ends[place] = min(ends[place], lowest)
+        lowest = ends[place] - gap
+    for index, end in zip(order, ends, strict=True):
+        lines[index] = lines[index]._replace(end_y=round(end, 1))
 
 
 class Bars(NamedTuple):

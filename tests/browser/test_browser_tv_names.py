@@ -14,12 +14,14 @@ _serials = itertools.count(1)
 SIZE = (1280, 720)
 # A name cut by CSS (an ellipsis): its box holds less than its text.
 CUT = "els => els.filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.textContent)"
-# Each end label of the chart: its text, its height on screen, and whether it lies
-# inside the chart's picture.
+# Each end label of the chart: its text, its height and place on screen, and whether it
+# lies inside the chart's picture.
 LABELS = """els => els.map(el => { const box = el.getBoundingClientRect(),
     frame = el.ownerSVGElement.getBoundingClientRect();
-    return {text: el.textContent, height: box.height,
-            inside: box.left >= frame.left && box.right <= frame.right + 0.5}; })"""
+    return {text: el.textContent, height: box.height, top: box.top, bottom: box.bottom,
+            inside: box.left >= frame.left && box.right <= frame.right + 0.5
+                && box.top >= frame.top - 0.5 && box.bottom <= frame.bottom + 0.5}; })"""
+PORTRAIT = (768, 1024)  # a tablet on its stand
 
 
 def twelve_letter_names(count: int) -> list[str]:
@@ -27,9 +29,10 @@ def twelve_letter_names(count: int) -> list[str]:
     return [f"Oma Gertr{next(_serials):03d}" for _ in range(count)]
 
 
-def open_tv(browser, match_url: str, lang: str):
-    """The table view at 1280x720 in this language, at the home network's address."""
-    context = browser.new_context(viewport={"width": SIZE[0], "height": SIZE[1]})
+def open_tv(browser, match_url: str, lang: str, size: tuple[int, int] = SIZE):
+    """The table view at 1280x720 (or ``size``) in this language, at the home network's
+    address."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     context.add_cookies([{"name": "lang", "value": lang, "url": match_url}])
     tv = context.new_page()
     tv.goto(f"{match_url}/table")
@@ -56,22 +59,32 @@ def test_a_twelve_letter_name_is_whole_on_the_tv(browser, page, lan_server, arti
         tv.context.close()
 
 
+@pytest.mark.parametrize("size", [SIZE, PORTRAIT], ids=["landscape", "portrait"])
 @pytest.mark.parametrize("lang", ["en", "de", "fr"])
-def test_the_final_chart_names_everyone_whole_and_large(browser, page, lan_server, artifacts, lang):
+def test_the_final_chart_names_everyone_whole_and_large(
+    browser, page, lan_server, artifacts, lang, size
+):
     names = twelve_letter_names(5)
     phone = AtTheLan(page, lan_server)
     match_url = match_with_rules(phone, lan_server, names, "more_than", 66)
     ids = seat_ids(phone, match_url)
+    # Totals 70, 25, 20, 10 and 5: two pairs of names 5 bulls apart.
     type_scores(phone, match_url, 1, dict(zip(ids, (20, 15, 10, 5, 0), strict=True)))
     type_scores(phone, match_url, 2, dict(zip(ids, (50, 10, 10, 5, 5), strict=True)))
-    tv = open_tv(browser, match_url, lang)
+    tv = open_tv(browser, match_url, lang, size)
+    shot = artifacts / f"tv-names-chart-{lang}-{size[0]}x{size[1]}.png"
     try:
         expect(tv.locator(".standings .chart .label")).to_have_count(5)
-        tv.screenshot(path=artifacts / f"tv-names-chart-{lang}.png")
+        tv.screenshot(path=shot)
         labels = tv.eval_on_selector_all(".standings .chart .label", LABELS)
         assert sorted(label["text"] for label in labels) == sorted(names)
         assert all(label["inside"] for label in labels), labels
         assert min(label["height"] for label in labels) >= 13.5, labels  # 9 px before
-        tv.screenshot(path=artifacts / f"tv-names-chart-{lang}.png")
+        # Names at close totals one under the other, not on top of each other.
+        boxes = sorted(labels, key=lambda label: label["top"])
+        assert all(
+            lower["top"] >= upper["bottom"] - 1 for upper, lower in itertools.pairwise(boxes)
+        ), boxes
+        tv.screenshot(path=shot)
     finally:
         tv.context.close()
