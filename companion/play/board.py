@@ -111,8 +111,8 @@ class CorrectGame(NamedTuple):
 def correct_links(state: MatchState) -> list[CorrectGame]:
     """The "correct a round" list (``correctable``), its links made here: the label
     translated once and formatted for each round, not a translation and a format per
-    link in the template (a quarter of the live regions' render at a table of ten, with
-    nineteen links; issue 59)."""
+    link in the template (a quarter of the live regions' render at a table of ten with
+    fifteen links; up to nineteen at a game's end; issue 59)."""
     label = gettext("Correct round %(round)d of game %(game)d")
     return [
         CorrectGame(
