@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -35,6 +36,8 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.pool import Pool
 
 from companion.db import db
+from companion.storage.feed import WATCHER_NAME
+from companion.storage.postgresql import LISTEN_WAIT
 
 PG_CTL = Path(__file__).resolve().parent / "pg_ctl"
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -203,6 +206,7 @@ class Databases:
         """A test ended: close its apps' connections, empty its databases for the next."""
         taken, self.taken = self.taken or [], None
         done = set(taken) | set(self.empties)
+        watchers_stopped()
         self.disconnect(done)
         for name in taken:
             with self.server.connect(name) as connection:
@@ -265,6 +269,19 @@ class Databases:
         self.close_opened(None)
         event.remove(Pool, "connect", self.remember)
         self.admin.close()
+
+
+def watchers_stopped() -> None:
+    """Wait for the apps' stream watchers (``companion.storage.feed``) to stop, their last
+    stream gone with the test: each within ``LISTEN_WAIT`` of it. One still reading stamps
+    through a pooled connection that ``disconnect`` closes from this thread could read the
+    reply to the next connection's query, which reuses the closed socket's number (the
+    TRUNCATE's connection then waited for ever: "got no result from the query"). A
+    watcher a test left streams to is left running after a bound, as before."""
+    deadline = time.monotonic() + 3 * LISTEN_WAIT
+    for thread in threading.enumerate():
+        if thread.name == WATCHER_NAME:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def close_connections(names: set[str] | None) -> None:

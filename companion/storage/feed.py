@@ -48,6 +48,7 @@ from companion.storage.sqlite import SQLITE_EVERY_ALONE
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER = 1.0  # seconds before a watcher whose database failed tries again
+WATCHER_NAME = "match-stamps"  # the watcher thread's (the tests wait for it to stop)
 # Open streams of one match a process holds: from one client address, and in all. A
 # table has at most 10 phones and a TV; a phone holds one stream a page.
 PER_CLIENT = 20
@@ -202,7 +203,7 @@ class Feed:
         a change between a stream's own read and this start is not missed."""
         with self.lock:
             if self.watcher is None:
-                self.watcher = threading.Thread(target=self.run, daemon=True, name="match-stamps")
+                self.watcher = threading.Thread(target=self.run, daemon=True, name=WATCHER_NAME)
                 self.watcher.start()
 
     def leave(self, stream: Stream) -> None:
