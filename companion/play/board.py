@@ -57,7 +57,10 @@ def match_view(state: MatchState, view: str = "match") -> dict:
         "bgstats": bgstats_link(state, times) if times else None,
         "times": times,
         **(standings_view(state) if view == "table" and finished and not current else {}),
-        "correctable": correct_links(state),
+        # The links are made where the list is rendered: a player's live score, not the
+        # news above the rows nor the watchers' and the TV's pages.
+        "correctable": correctable(state),
+        "correct_links": correct_links,
         "rematch_begun": state.over and rematch_begun(state.match),
         # Before the first game the TV shows phones how to join, from across the room;
         # so does a TV that followed a rematch, for a phone that left.
@@ -108,11 +111,11 @@ class CorrectGame(NamedTuple):
     rounds: list[tuple[int, str, str]]
 
 
-def correct_links(state: MatchState) -> list[CorrectGame]:
-    """The "correct a round" list (``correctable``), its links made here: the label
-    translated once and formatted for each round, not a translation and a format per
-    link in the template (a quarter of the live regions' render at a table of ten with
-    fifteen links; up to nineteen at a game's end; issue 59)."""
+def correct_links(match_id: int, games: list[tuple[int, int]]) -> list[CorrectGame]:
+    """The "correct a round" list of these games (``correctable``), its links made here:
+    the label translated once and formatted for each round, not a translation and a
+    format per link in the template (a quarter of the live regions' render at a table of
+    ten with fifteen links; up to nineteen at a game's end; issue 59)."""
     label = gettext("Correct round %(round)d of game %(game)d")
     return [
         CorrectGame(
@@ -120,13 +123,13 @@ def correct_links(state: MatchState) -> list[CorrectGame]:
             [
                 (
                     number,
-                    correct_address(state.match.id, game, number),
+                    correct_address(match_id, game, number),
                     label % {"round": number, "game": game},
                 )
                 for number in range(1, placed + 1)
             ],
         )
-        for game, placed in correctable(state)
+        for game, placed in games
     ]
 
 
