@@ -429,7 +429,8 @@ CHOICES = (
 
 
 def read(statement, **values):
-    """Run one of the statements above in this request's transaction."""
+    """Run one of the statements above (or another built once, ``companion.derived``'s)
+    in this request's transaction."""
     return db.session.connection().execute(statement, values)
 
 

@@ -25,6 +25,7 @@ from companion.derived.tables import ReviewCard, ReviewPlayer
 from companion.models import Game, GameResult, Match
 from companion.rules import review
 from companion.state import PlayedGame, played_game
+from companion.state import read as read_built
 
 # A play graded best or good cost under this many bulls, card and row (or within the noise):
 # ``review.GRADES``'s good grades come first, the worse after them.
@@ -210,8 +211,7 @@ def read(game: PlayedGame) -> Reviewed | None:
     """A finished card game's review as kept, or None while it is not figured."""
     if not game.finished:
         return None
-    kept = db.session.connection().execute(KEPT, {"game_id": game.game.id})
-    rows = {(row[0], row[1], row[2]): row for row in kept}
+    rows = {(row[0], row[1], row[2]): row for row in read_built(KEPT, game_id=game.game.id)}
     if not rows:
         return None
     rounds = placed_rounds(game)

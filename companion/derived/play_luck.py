@@ -30,6 +30,7 @@ from companion.derived.audit import match_problem
 from companion.derived.tables import LuckPlayer, PlayLuck
 from companion.models import Game, Match, Play
 from companion.state import PlayedGame, played_game
+from companion.state import read as read_built
 
 
 class LuckRow(NamedTuple):
@@ -387,8 +388,7 @@ FINISHED_LUCK = (
 
 def round_chances(game_id: int, number: int) -> dict[int, float]:
     """A placed round's chance of taking a row, by card, as stored ({} when not yet)."""
-    values = {"game_id": game_id, "number": number}
-    return dict(db.session.connection().execute(ROUND_CHANCES, values).all())
+    return dict(read_built(ROUND_CHANCES, game_id=game_id, number=number).all())
 
 
 def complete_games(among) -> Select:
@@ -402,10 +402,9 @@ def finished_luck(game_ids: Sequence[int]) -> dict[int, rules.PlayerLuck]:
     """Each player's expected bulls and bulls taken over these finished card games, as
     stored, by player id; only games whose every round is figured with whole hands (a game
     an import brought counts once the background has figured it)."""
-    rows = db.session.connection().execute(FINISHED_LUCK, {"game_ids": list(game_ids)})
     return {
         player_id: rules.PlayerLuck(player_id, float(expected), int(bulls))
-        for player_id, expected, bulls in rows
+        for player_id, expected, bulls in read_built(FINISHED_LUCK, game_ids=list(game_ids))
     }
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import bindparam, delete, insert, select
 
 from companion.db import db
 from companion.models import Game, GameResult
-from companion.state import PlayedGame, played_game
+from companion.state import PlayedGame, played_game, read
 
 # Statements built once (``companion.state``'s reads do the same): a game's last round
 # runs them, and SQLAlchemy then skips building and keying them.
@@ -34,7 +34,7 @@ def compared(game: PlayedGame) -> tuple[dict[int, int], dict[int, int]]:
 def stored_bulls(game_id: int) -> dict[int, int]:
     """A game's stored results, by player: a plain read, not ``Game.results`` (its ORM
     collection would load a detached game's, one a kept replay holds)."""
-    return dict(db.session.connection().execute(RESULTS, {"game_id": game_id}).all())
+    return dict(read(RESULTS, game_id=game_id).all())
 
 
 def sync_results(game: PlayedGame) -> None:

@@ -28,8 +28,8 @@ from typing import NamedTuple
 from sqlalchemy import bindparam, select
 
 from companion import rules
-from companion.db import db
 from companion.models import Game, Match, Round
+from companion.state import read
 
 PAUSE = timedelta(minutes=20)  # a game of 6 nimmt! is about this long; a round far less
 
@@ -117,13 +117,12 @@ def match_times(match_ids: Sequence[int], finished_only: bool = True) -> dict[in
     """
     if not match_ids:
         return {}
-    connection = db.session.connection()
-    values = {"match_ids": list(match_ids)}
-    rows = connection.execute(GAMES, values).all()
+    ids = list(match_ids)
+    rows = read(GAMES, match_ids=ids).all()
     rounds: dict[int, list[datetime]] = {}
-    for game_id, moment in connection.execute(ROUNDS, values):
+    for game_id, moment in read(ROUNDS, match_ids=ids):
         rounds.setdefault(game_id, []).append(moment)
-    created = dict(connection.execute(CREATED, values).all())
+    created = dict(read(CREATED, match_ids=ids).all())
     per_match: dict[int, list[GameTimes]] = {}
     for match_id, game_id, number, mode, created_at in rows:
         times = GameTimes(number, mode, created_at, tuple(rounds.get(game_id, ())))
