@@ -394,8 +394,7 @@ def test_derived_rows_alone_keep_the_input_version(client, app, table):
     assert all_versions(app, match_id) == (version + 2, table_version + 1, inputs + 1)
     assert choose(client, match_id, cleo, 2).status_code == 303
     assert all_versions(app, match_id) == (version + 3, table_version + 2, inputs + 2)
-    with app.app_context():
-        store.luck_after(match_id)  # the round's luck, as the background process stores it
+    luck_stored(app, match_id)  # the round's luck, as the background process stores it
     assert all_versions(app, match_id) == (version + 4, table_version + 2, inputs + 2)
 
 
@@ -413,8 +412,7 @@ def test_a_phone_gets_one_line_for_luck_the_table_does_not_show(client, app):
     for cards, said in (([11, 51], False), ([12, 52], False), ([13, 53], False), ([15, 14], True)):
         assert enter_round(client, match_id, {anna: cards[0], ben: cards[1]}).status_code == 303
         version, table_version = versions_of(app, match_id)
-        with app.app_context():
-            store.luck_after(match_id)
+        luck_stored(app, match_id)
         assert versions_of(app, match_id) == (version + 1, table_version + said)
         status, body = poll_of(client, match_id, since=version, table=table_version)
         assert status == 200 and f"since={version + 1}&amp;" in body
@@ -423,6 +421,13 @@ def test_a_phone_gets_one_line_for_luck_the_table_does_not_show(client, app):
             assert summary_lines(body)[-1].endswith("— a 1% chance")
         else:
             assert 'id="entered"' in body and "live-table" not in body and "live-score" not in body
+
+
+def luck_stored(app, match_id):
+    """Store the match's luck not figured yet, as the background process does
+    (``store.luck_after``, whose answer this is)."""
+    with app.app_context():
+        return store.luck_after(match_id)
 
 
 def fresh_regions(app, match_id) -> list[tuple[str, str]]:
@@ -462,8 +467,7 @@ def test_luck_that_keeps_the_table_version_changes_no_region(client, app, seed):
         while (pending := pending_of(client, match_id)) is not None:
             assert choose(client, match_id, pending.player, rng.randint(1, 4)).status_code == 303
         before, (version, table_version) = fresh_regions(app, match_id), versions_of(app, match_id)
-        with app.app_context():
-            store.luck_after(match_id)
+        luck_stored(app, match_id)
         version_after, table_after = versions_of(app, match_id)
         assert version_after == version + 1
         after = fresh_regions(app, match_id)
@@ -497,8 +501,7 @@ def test_a_table_version_of_derived_rows_reads_like_a_full_replay(client, app, t
     monkeypatch.setattr(store, "seen_at_table", lambda luck: True)
 
     def luck() -> None:
-        with app.app_context():
-            assert store.luck_after(match_id) is not None
+        assert luck_stored(app, match_id) is not None
 
     for cards in ({ids[0]: 41, ids[1]: 43, ids[2]: 45}, {ids[0]: 50, ids[1]: 52, ids[2]: 54}):
         assert enter_round(client, match_id, cards).status_code == 303
